@@ -1,0 +1,50 @@
+# skb-frag-destructor: a kernel patch series against v3.1 and the harness
+# that proves it. `make demo` is the main job, `make test` the test suite.
+
+BUILD_DIR ?= $(CURDIR)/build
+export BUILD_DIR
+
+CFLAGS_COMMON := -O2 -Wall -Wextra -Werror -std=gnu11
+GUEST_TESTS   := $(patsubst guest/%.c,%,$(filter-out guest/init.c,$(wildcard guest/*.c)))
+GUEST_BINS    := $(BUILD_DIR)/initramfs/init $(GUEST_TESTS:%=$(BUILD_DIR)/initramfs/bin/kfrag-%)
+HOST_BINS     := $(patsubst host/%.c,$(BUILD_DIR)/host/%,$(wildcard host/*.c))
+HEADERS       := $(wildcard common/*.h)
+
+.PHONY: all deps demo test kernels initramfs host clean
+all: initramfs host
+
+deps:
+	@scripts/deps
+
+demo: deps
+	@scripts/demo
+
+test: deps
+	@tests/run
+
+kernels: initramfs host
+	@for v in vanilla series; do scripts/build-kernel $$v || exit 1; done
+
+# Guest programs are static: the initramfs has no libc.
+$(BUILD_DIR)/initramfs/init: guest/init.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -static -o $@ $<
+
+$(BUILD_DIR)/initramfs/bin/kfrag-%: guest/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -static -o $@ $<
+
+$(BUILD_DIR)/host/%: host/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -o $@ $<
+
+$(BUILD_DIR)/initramfs.cpio.gz: $(GUEST_BINS)
+	cd $(BUILD_DIR)/initramfs && find . -mindepth 1 | LC_ALL=C sort | \
+		cpio --quiet -o -H newc -R 0:0 | gzip -9n > $@.tmp
+	mv $@.tmp $@
+
+initramfs: $(BUILD_DIR)/initramfs.cpio.gz
+host: $(HOST_BINS)
+
+clean:
+	rm -rf $(BUILD_DIR)/initramfs $(BUILD_DIR)/initramfs.cpio.gz $(BUILD_DIR)/host $(BUILD_DIR)/logs

@@ -1,0 +1,53 @@
+# Common definitions for the harness scripts; sourced, not run.
+# shellcheck shell=bash
+
+set -euo pipefail
+
+# The base: vanilla Linux v3.1. The tree id is what is verified, whatever
+# the source (a git repository, the cache, or the kernel.org tarball).
+BASE_COMMIT=c3b92c8787367a8bb53d57d9789b558f1295cc96
+BASE_TREE=7bb7c72c515eaf036c0b4033be82bb4b3c0ce598
+BASE_REF=refs/heads/v3.1-base
+KERNEL_ORG_URL=${KERNEL_ORG_URL:-https://cdn.kernel.org/pub/linux/kernel/v3.x/linux-3.1.tar.xz}
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The base-tree cache lives outside the checkout so that every clone and
+# every CI run on this machine reuses it.
+CACHE_DIR=${KFRAG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/skb-frag-destructor}
+BASE_GIT=$CACHE_DIR/linux-v3.1.git
+BUILD_DIR=${BUILD_DIR:-$TOP/build}
+PATCHES_DIR=${PATCHES_DIR:-$TOP/patches}
+VARIANTS="vanilla series"
+
+die() {
+	printf 'error: %s\n' "$1" >&2
+	shift
+	local l
+	for l in "$@"; do printf '  %s\n' "$l" >&2; done
+	exit 1
+}
+
+log() { printf '>> %s\n' "$*" >&2; }
+
+# Queue of a variant: the base fixups always, then the product series.
+# Prints one patch path per line, in order.
+variant_queue() {
+	local v=$1 q
+	case $v in
+	vanilla) q="$PATCHES_DIR/base" ;;
+	series) q="$PATCHES_DIR/base $PATCHES_DIR" ;;
+	*) die "unknown variant '$v'" "known variants: $VARIANTS" ;;
+	esac
+	local d p
+	for d in $q; do
+		[ -f "$d/series" ] || die "no $d/series" \
+			"every patch queue needs a series file (it may be empty)"
+		while read -r p; do
+			p=${p%%#*}
+			p=${p//[[:space:]]/}
+			[ -n "$p" ] || continue
+			[ -f "$d/$p" ] || die "$d/series names $p, which does not exist"
+			echo "$d/$p"
+		done < "$d/series"
+	done
+}

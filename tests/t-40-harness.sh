@@ -1,0 +1,52 @@
+# The runner's own failure detection, on a real boot where it can be.
+# shellcheck shell=bash
+
+vm() { VM_LOG="$SCRATCH/$1.log" scripts/vmrun "$(kernel_of vanilla)" "$@"; }
+
+t_vm_test_fails() {
+	local rc=0
+	vm selftest-pass
+	vm selftest-fail || rc=$?
+	[ $rc = 1 ] || { echo "    a failing guest test gave exit $rc, not 1"; return 1; }
+	grep -q 'KFRAG-RESULT: test=selftest-fail status=fail' "$SCRATCH/selftest-fail.log"
+}
+
+t_vm_timeout() {
+	expect_fail "timeout: test selftest-hang did not finish within 25s" -- \
+		env VM_TIMEOUT=25 VM_LOG="$SCRATCH/hang.log" scripts/vmrun "$(kernel_of vanilla)" selftest-hang
+}
+
+t_vm_kernel_crash() {
+	# sysrq-c: a real oops and panic; the run must fail on it
+	expect_fail "kernel error in" "the kernel reported an error" -- \
+		env VM_LOG="$SCRATCH/crash.log" scripts/vmrun "$(kernel_of vanilla)" selftest-crash
+}
+
+t_vm_no_boot() {
+	head -c 100000 /dev/urandom > "$SCRATCH/garbage-bzImage"
+	expect_fail "the VM did not boot" -- \
+		env VM_TIMEOUT=20 VM_LOG="$SCRATCH/noboot.log" scripts/vmrun "$SCRATCH/garbage-bzImage" selftest-pass
+	expect_fail "no kernel at $SCRATCH/none" -- scripts/vmrun "$SCRATCH/none" selftest-pass
+	expect_fail "KFRAG_ACCEL=bogus: use tcg or kvm" -- \
+		env KFRAG_ACCEL=bogus scripts/vmrun "$(kernel_of vanilla)" selftest-pass
+}
+
+t_check_log() {
+	local l
+	printf '[    1.0] ok\nKFRAG-RESULT: test=x status=pass rc=0\n' > "$SCRATCH/clean.log"
+	scripts/check-log "$SCRATCH/clean.log"
+	for l in "WARNING: at net/core/skbuff.c:123 skb_release_data+0x1/0x2()" \
+		"BUG: unable to handle kernel NULL pointer dereference at 0000000000000008" \
+		"[ INFO: possible recursive locking detected ]" \
+		"kmemleak: 3 new suspected memory leaks (see /sys/kernel/debug/kmemleak)" \
+		"Kernel panic - not syncing: Fatal exception"; do
+		printf '[    1.0] ok\n[    2.0] %s\n' "$l" > "$SCRATCH/bad.log"
+		expect_fail "line 2" -- scripts/check-log "$SCRATCH/bad.log"
+	done
+}
+
+register vm-test-failure-reported t_vm_test_fails
+register vm-timeout t_vm_timeout
+register vm-kernel-crash-detected t_vm_kernel_crash
+register vm-bad-kernel t_vm_no_boot
+register check-log-patterns t_check_log
