@@ -2,6 +2,7 @@
 # shellcheck shell=bash
 
 kernel_of() { echo "$BUILD_DIR/$1/obj/arch/x86/boot/bzImage"; }
+debug_kernel_of() { echo "$BUILD_DIR/$1/obj-debug/arch/x86/boot/bzImage"; }
 
 t_build() {
 	local v=$1 img
@@ -22,7 +23,18 @@ t_smoke() {
 t_smoke_vanilla() { t_smoke vanilla; }
 t_smoke_series() { t_smoke series; }
 
+t_debug_vanilla() {
+	# the debug fragment (SLUB poisoning, DEBUG_PAGEALLOC, lockdep, ...)
+	# is accepted by Kconfig, and the kernel boots and talks TCP silently
+	local img
+	img=$(DEBUG=1 scripts/build-kernel vanilla)
+	[ "$img" = "$(debug_kernel_of vanilla)" ]
+	grep -qx CONFIG_PROVE_LOCKING=y "$BUILD_DIR/vanilla/obj-debug/.config"
+	VM_MEM=1024 scripts/smoke "$img" vanilla-debug
+}
+
 register build-vanilla t_build_vanilla
 register build-series t_build_series
 register smoke-vanilla t_smoke_vanilla
 register smoke-series t_smoke_series
+register debug-vanilla t_debug_vanilla
