@@ -14,6 +14,7 @@ t_build() {
 }
 t_build_vanilla() { t_build vanilla; }
 t_build_series() { t_build series; }
+t_build_copy() { t_build copy; }
 
 t_smoke() {
 	local v=$1
@@ -22,6 +23,7 @@ t_smoke() {
 }
 t_smoke_vanilla() { t_smoke vanilla; }
 t_smoke_series() { t_smoke series; }
+t_smoke_copy() { t_smoke copy; }
 
 t_debug_vanilla() {
 	# the debug fragment (SLUB poisoning, DEBUG_PAGEALLOC, lockdep, ...)
@@ -35,6 +37,8 @@ t_debug_vanilla() {
 
 register build-vanilla t_build_vanilla
 register build-series t_build_series
+register build-copy t_build_copy
 register smoke-vanilla t_smoke_vanilla
 register smoke-series t_smoke_series
+register smoke-copy t_smoke_copy
 register debug-vanilla t_debug_vanilla
