@@ -40,7 +40,7 @@ $(BUILD_DIR)/host/%: host/%.c $(HEADERS)
 
 # the red test's oracles and their test-capture generator read/write pcap
 LDLIBS_wire-oracle := -lpcap
-LDLIBS_mkpcap := -lpcap
+LDLIBS_mkfixture := -lpcap
 
 $(BUILD_DIR)/initramfs.cpio.gz: $(GUEST_BINS)
 	cd $(BUILD_DIR)/initramfs && find . -mindepth 1 | LC_ALL=C sort | \
