@@ -47,14 +47,15 @@ t_oracle_disk() {
 }
 
 t_nfs_server_fails() {
-	# the NFS port already taken: named, and nothing left running
-	python3 -c 'import socket,time,sys
-s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", 20499)); s.listen(); time.sleep(20)' &
+	make -s host >/dev/null
+	# the NFS port already taken (by tcpsink, listening): named
+	local port
+	"$BUILD_DIR/host/tcpsink" "$SCRATCH/sink.port" 20 >/dev/null 2>&1 &
 	local holder=$!
-	sleep 0.5
-	expect_fail "port 20499 (NFS_PORT) is already in use" -- \
-		env NFS_DIR="$SCRATCH/nfs-busy" NFS_PORT=20499 scripts/nfs-server start
+	for _ in $(seq 50); do [ -s "$SCRATCH/sink.port" ] && break; sleep 0.1; done
+	port=$(cat "$SCRATCH/sink.port")
+	expect_fail "port $port (NFS_PORT) is already in use" -- \
+		env NFS_DIR="$SCRATCH/nfs-busy" NFS_PORT="$port" scripts/nfs-server start
 	kill $holder
 	# ganesha not installed; exiting at once; starting but never serving
 	expect_fail "ganesha.nfsd-missing not found" "apt-get install -y nfs-ganesha" -- \
