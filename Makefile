@@ -8,7 +8,7 @@ CFLAGS_COMMON := -O2 -Wall -Wextra -Werror -std=gnu11
 GUEST_TESTS   := $(patsubst guest/%.c,%,$(filter-out guest/init.c,$(wildcard guest/*.c)))
 GUEST_BINS    := $(BUILD_DIR)/initramfs/init $(GUEST_TESTS:%=$(BUILD_DIR)/initramfs/bin/kfrag-%)
 HOST_BINS     := $(patsubst host/%.c,$(BUILD_DIR)/host/%,$(wildcard host/*.c))
-HEADERS       := $(wildcard common/*.h)
+HEADERS       := $(wildcard common/*.h guest/*.h)
 
 .PHONY: all deps demo test kernels initramfs host clean
 all: initramfs host
@@ -36,7 +36,11 @@ $(BUILD_DIR)/initramfs/bin/kfrag-%: guest/%.c $(HEADERS)
 
 $(BUILD_DIR)/host/%: host/%.c $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) -o $@ $<
+	$(CC) $(CFLAGS_COMMON) -o $@ $< $(LDLIBS_$*)
+
+# the red test's oracles and their test-capture generator read/write pcap
+LDLIBS_wire-oracle := -lpcap
+LDLIBS_mkfixture := -lpcap
 
 $(BUILD_DIR)/initramfs.cpio.gz: $(GUEST_BINS)
 	cd $(BUILD_DIR)/initramfs && find . -mindepth 1 | LC_ALL=C sort | \

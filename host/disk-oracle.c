@@ -1,0 +1,109 @@
+/*
+ * disk-oracle MANIFEST EXPORT_DIR: the on-disk oracle of the red test.
+ *
+ * MANIFEST holds the guest's "KFRAG-MANIFEST: file=F units=U gens=G,G,..."
+ * lines (guest/redtest.c; other lines are ignored, so the serial log itself
+ * will do). For every unit of every file, EXPORT_DIR/wFFF.dat must hold an
+ * intact stamp (common/stamp.h) of that file and unit, of generation G —
+ * the last one whose write() returned — or G+1 when the manifest says "G+"
+ * (a write of G+1 was still in flight when the run ended). G = 0: never
+ * written, the unit must still be a hole (zeros, or past the end of file).
+ *
+ * Prints files=, units=, corrupted= and up to 20 detail= lines.
+ * Exit 0 checked; 1 no manifest / a file missing or short (never a silent
+ * "0 corrupted"); 2 usage.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/stamp.h"
+
+int main(int argc, char **argv)
+{
+	static char line[1 << 20];
+	unsigned char unit[KFRAG_UNIT];
+	unsigned long files = 0, units = 0, corrupted = 0, details = 0;
+	FILE *m;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: disk-oracle MANIFEST EXPORT_DIR\n");
+		return 2;
+	}
+	m = fopen(argv[1], "r");
+	if (!m) {
+		fprintf(stderr, "error: cannot read the manifest %s: %s\n", argv[1], strerror(errno));
+		return 1;
+	}
+	while (fgets(line, sizeof(line), m)) {
+		char *p = strstr(line, "KFRAG-MANIFEST: "), *g, path[4096];
+		unsigned file, n, u;
+		FILE *f;
+
+		if (!p)
+			continue;
+		if (sscanf(p, "KFRAG-MANIFEST: file=%u units=%u", &file, &n) != 2 ||
+		    !(g = strstr(p, "gens="))) {
+			fprintf(stderr, "error: malformed manifest line in %s: %.80s\n", argv[1], p);
+			return 1;
+		}
+		g += 5;
+		snprintf(path, sizeof(path), "%s/w%03u.dat", argv[2], file);
+		f = fopen(path, "rb");
+		if (!f && errno == ENOENT)
+			f = fopen("/dev/null", "rb"); /* never created: all holes, fine if never written */
+		if (!f) {
+			fprintf(stderr, "error: %s: %s (the manifest names file %u)\n", path,
+				strerror(errno), file);
+			return 1;
+		}
+		files++;
+		for (u = 0; u < n; u++) {
+			char *end;
+			unsigned long want = strtoul(g, &end, 10);
+			int plus = *end == '+';
+			uint64_t gen = 0;
+			enum kfrag_verdict v;
+
+			if (end == g) {
+				fprintf(stderr, "error: manifest for file %u ends at unit %u of %u\n", file, u, n);
+				return 1;
+			}
+			g = end + plus + (end[plus] == ',');
+			/* past the end of the file reads as a hole: zeros */
+			memset(unit, 0, sizeof(unit));
+			if (fread(unit, 1, sizeof(unit), f) != sizeof(unit) && want) {
+				fprintf(stderr, "error: %s is shorter than %u units (unit %u, generation %lu, "
+					"missing)\n", path, n, u, want);
+				return 1;
+			}
+			units++;
+			v = kfrag_check_unit(unit, file, u, &gen);
+			if (v == KFRAG_OK && (gen == want || (plus && gen == want + 1)))
+				continue;
+			if (!want && v == KFRAG_BAD_STAMP && !memcmp(unit, unit + 1, sizeof(unit) - 1) &&
+			    !unit[0])
+				continue; /* never written, still a hole */
+			corrupted++;
+			if (details++ < 20) {
+				if (v == KFRAG_OK)
+					printf("detail=file %u unit %u: generation %" PRIu64 " on disk, %lu%s "
+					       "returned last\n", file, u, gen, want, plus ? "(+1 in flight)" : "");
+				else
+					printf("detail=file %u unit %u: %s (expected generation %lu)\n", file, u,
+					       kfrag_verdict_name(v), want);
+			}
+		}
+		fclose(f);
+	}
+	fclose(m);
+	printf("files=%lu\nunits=%lu\ncorrupted=%lu\n", files, units, corrupted);
+	if (!files) {
+		fprintf(stderr, "error: no KFRAG-MANIFEST line in %s: the guest workload did not finish, "
+			"so the disk cannot be judged\n  fix: look at the serial log for its error\n", argv[1]);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,260 @@
+/*
+ * mkfixture: hand-made inputs with a known answer, for the oracles' own
+ * tests (tests/t-50-redtest.sh). Frames are written with libpcap's
+ * pcap_dump, as QEMU's filter-dump would record them.
+ *
+ *   mkfixture tcp OUT.pcap     TCP: a clean 8 KiB WRITE in a two-fragment RPC
+ *                              record split over 7 segments, resent whole
+ *                              (same xid, same bytes); then a WRITE one of
+ *                              whose segments is retransmitted with poison:
+ *                              poisoned=1 rpc_retrans=1
+ *   mkfixture resend OUT.pcap  TCP: a WRITE resent (same xid) with the next
+ *                              generation's bytes: poisoned=1 rpc_retrans=1
+ *   mkfixture udp OUT.pcap     UDP: a clean 32 KiB WRITE in 23 IP fragments,
+ *                              out of order; resent with one poisoned unit:
+ *                              poisoned=1 rpc_retrans=1
+ *   mkfixture empty OUT.pcap   no frames at all
+ *   mkfixture nowrite OUT.pcap TCP traffic to port 2049 without a WRITE
+ *   mkfixture disk DIR MANIFEST  two files of 8 units and their manifest,
+ *                              one unit poisoned, one in-flight unit one
+ *                              generation ahead (allowed): corrupted=1
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/stamp.h"
+
+static pcap_dumper_t *dump;
+static uint32_t cseq = 1000, ipid = 1;
+static double clock_s = 1;
+
+static void put32(unsigned char *p, uint32_t v) { p[0] = v >> 24; p[1] = v >> 16; p[2] = v >> 8; p[3] = v; }
+static void put16(unsigned char *p, uint16_t v) { p[0] = v >> 8; p[1] = v; }
+
+/* One IPv4 frame guest -> host; frag_off in bytes, mf: more fragments. */
+static void ip_frame(int proto, uint16_t id, size_t frag_off, int mf, const unsigned char *l4, size_t len)
+{
+	unsigned char f[2000];
+	struct pcap_pkthdr h;
+
+	memset(f, 0, 34);
+	memcpy(f, "\x52\x55\x0a\x00\x02\x02\x52\x54\x00\x12\x34\x56\x08\x00", 14);
+	f[14] = 0x45;
+	put16(f + 16, 20 + len);
+	put16(f + 18, id);
+	put16(f + 20, (mf ? 0x2000 : 0) | frag_off / 8);
+	f[22] = 64;
+	f[23] = proto;
+	memcpy(f + 26, "\x0a\x00\x02\x0f\x0a\x00\x02\x02", 8); /* 10.0.2.15 -> 10.0.2.2 */
+	memcpy(f + 34, l4, len);
+	h.ts.tv_sec = (long)clock_s;
+	h.ts.tv_usec = (long)((clock_s - (long)clock_s) * 1e6);
+	clock_s += 0.001;
+	h.caplen = h.len = 34 + len;
+	pcap_dump((u_char *)dump, &h, f);
+}
+
+static void tcp_seg(uint32_t seq, int flags, const unsigned char *p, size_t len)
+{
+	unsigned char t[1600];
+
+	memset(t, 0, 20);
+	put16(t, 800);
+	put16(t + 2, 2049);
+	put32(t + 4, seq);
+	t[12] = 5 << 4;
+	t[13] = flags;
+	put16(t + 14, 65535);
+	memcpy(t + 20, p, len);
+	ip_frame(6, ipid++, 0, 0, t, 20 + len);
+}
+
+/* An NFSv3 WRITE call of units [unit, unit + n) of file 0 at generation gen. */
+static size_t write_call(unsigned char *b, uint32_t xid, uint32_t unit, uint32_t n, uint64_t gen)
+{
+	static const uint32_t head[] = { 0, 2, 100003, 3, 7, 0, 0, 0, 0, 8 };
+	size_t o = 4, i;
+
+	put32(b, xid);
+	for (i = 0; i < sizeof(head) / 4; i++, o += 4)
+		put32(b + o, head[i]); /* CALL, rpcvers 2, NFS v3 WRITE, AUTH_NULL cred+verf, fh len */
+	memcpy(b + o, "FH-FILE0", 8);
+	o += 8;
+	put32(b + o, 0);
+	put32(b + o + 4, unit * KFRAG_UNIT); /* offset */
+	put32(b + o + 8, n * KFRAG_UNIT);    /* count */
+	put32(b + o + 12, 2);                /* FILE_SYNC */
+	put32(b + o + 16, n * KFRAG_UNIT);   /* data length */
+	o += 20;
+	for (i = 0; i < n; i++, o += KFRAG_UNIT)
+		kfrag_stamp_unit(b + o, 0, 0, unit + i, gen);
+	return o;
+}
+
+/* Send bytes on the TCP stream in MSS-sized segments from the current seq. */
+static void tcp_send(const unsigned char *p, size_t len)
+{
+	size_t o, n;
+
+	for (o = 0; o < len; o += n) {
+		n = len - o < 1448 ? len - o : 1448;
+		tcp_seg(cseq, 0x18, p + o, n);
+		cseq += n;
+	}
+}
+
+/* A record with the marker; split into two fragments when twofrag. */
+static size_t record(unsigned char *out, const unsigned char *call, size_t len, int twofrag)
+{
+	size_t a = twofrag ? 100 : len;
+
+	put32(out, (twofrag ? 0 : 0x80000000u) | a);
+	memcpy(out + 4, call, a);
+	if (!twofrag)
+		return 4 + len;
+	put32(out + 4 + a, 0x80000000u | (len - a));
+	memcpy(out + 8 + a, call + a, len - a);
+	return 8 + len;
+}
+
+static void tcp_open(void)
+{
+	tcp_seg(cseq - 1, 0x02, NULL, 0);
+}
+
+static void fixture_tcp(int resend_poisoned)
+{
+	static unsigned char call[70000], rec[70000];
+	size_t clen, rlen;
+	uint32_t seq0;
+
+	tcp_open();
+	/* clean: WRITE units 0-1, two-fragment record, resent whole and identical */
+	clen = write_call(call, 0x1001, 0, 2, 1);
+	rlen = record(rec, call, clen, 1);
+	tcp_send(rec, rlen);
+	if (resend_poisoned) {
+		/* the resend carries the next generation: what the app put in its buffer */
+		clen = write_call(call, 0x1001, 0, 2, 2);
+		rlen = record(rec, call, clen, 0);
+	}
+	tcp_send(rec, rlen);
+	if (resend_poisoned)
+		return;
+	/* WRITE units 4-7; then its third segment again, with the poison */
+	clen = write_call(call, 0x1002, 4, 4, 1);
+	rlen = record(rec, call, clen, 0);
+	seq0 = cseq;
+	tcp_send(rec, rlen);
+	memset(rec + 2 * 1448, 0xdb, 1448); /* the poison the app wrote after write() returned */
+	tcp_seg(seq0 + 2 * 1448, 0x18, rec + 2 * 1448, 1448);
+}
+
+static void udp_datagram(const unsigned char *call, size_t len, int shuffle)
+{
+	static unsigned char d[70000];
+	size_t n = 8 + len, o, k, nfr = (n + 1479) / 1480;
+	uint16_t id = ipid++;
+
+	memset(d, 0, 8);
+	put16(d, 800);
+	put16(d + 2, 2049);
+	put16(d + 4, n);
+	memcpy(d + 8, call, len);
+	for (k = 0; k < nfr; k++) {
+		size_t i = shuffle ? (k * 7 + 3) % nfr : k; /* 7 is prime to 23: a permutation */
+
+		o = i * 1480;
+		ip_frame(17, id, o, i + 1 < nfr, d + o, n - o < 1480 ? n - o : 1480);
+	}
+}
+
+static void fixture_udp(void)
+{
+	static unsigned char call[70000];
+	size_t clen;
+
+	clen = write_call(call, 0x2001, 8, 8, 1);
+	udp_datagram(call, clen, 1);
+	/* resent; the buffer's unit 3 was already overwritten with poison */
+	kfrag_poison_unit(call + clen - 5 * KFRAG_UNIT, 0);
+	udp_datagram(call, clen, 0);
+}
+
+static int fixture_disk(const char *dir, const char *manifest)
+{
+	unsigned char u[KFRAG_UNIT];
+	char path[4096];
+	FILE *f, *m = fopen(manifest, "w");
+	unsigned file, i;
+
+	if (!m) {
+		fprintf(stderr, "error: %s: %s\n", manifest, strerror(errno));
+		return 1;
+	}
+	for (file = 0; file < 2; file++) {
+		snprintf(path, sizeof(path), "%s/w%03u.dat", dir, file);
+		f = fopen(path, "wb");
+		if (!f) {
+			fprintf(stderr, "error: %s: %s\n", path, strerror(errno));
+			return 1;
+		}
+		fprintf(m, "noise before\nKFRAG-MANIFEST: file=%u units=8 gens=", file);
+		for (i = 0; i < 8; i++) {
+			uint64_t gen = 2 + i % 3;
+			const char *plus = "";
+
+			if (file == 0 && i == 3) /* in flight at the end: gen+1 landed, allowed */
+				kfrag_stamp_unit(u, file, file, i, gen + 1), plus = "+";
+			else if (file == 1 && i == 5) /* the one bad block */
+				kfrag_poison_unit(u, file);
+			else
+				kfrag_stamp_unit(u, file, file, i, gen);
+			fwrite(u, 1, sizeof(u), f);
+			fprintf(m, "%s%lu%s", i ? "," : "", (unsigned long)gen, plus);
+		}
+		fprintf(m, "\n");
+		fclose(f);
+	}
+	fclose(m);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "";
+	pcap_t *pc;
+
+	if (!strcmp(what, "disk") && argc == 4)
+		return fixture_disk(argv[2], argv[3]);
+	if (argc != 3) {
+		fprintf(stderr, "usage: mkfixture tcp|resend|udp|empty|nowrite OUT.pcap | disk DIR MANIFEST\n");
+		return 2;
+	}
+	pc = pcap_open_dead(DLT_EN10MB, 65535);
+	dump = pcap_dump_open(pc, argv[2]);
+	if (!dump) {
+		fprintf(stderr, "error: %s: %s\n", argv[2], pcap_geterr(pc));
+		return 1;
+	}
+	if (!strcmp(what, "tcp"))
+		fixture_tcp(0);
+	else if (!strcmp(what, "resend"))
+		fixture_tcp(1);
+	else if (!strcmp(what, "udp"))
+		fixture_udp();
+	else if (!strcmp(what, "nowrite")) {
+		tcp_open();
+		tcp_send((const unsigned char *)"\x80\x00\x00\x04" "abcd", 8);
+	} else if (strcmp(what, "empty")) {
+		fprintf(stderr, "error: unknown fixture '%s'\n", what);
+		return 2;
+	}
+	pcap_dump_close(dump);
+	pcap_close(pc);
+	return 0;
+}

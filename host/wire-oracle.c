@@ -1,0 +1,474 @@
+/*
+ * wire-oracle PCAP [NFS_PORT]: the on-wire oracle of the red test.
+ *
+ * Reads the guest NIC's frames (scripts/vmrun VM_PCAP=), and for the
+ * client->server direction to NFS_PORT (2049): reassembles IPv4 fragments
+ * and TCP streams (every transmission of a stream byte is compared with the
+ * first one; a retransmitted segment with other bytes is poisoned), splits
+ * RPC record marking (multi-fragment records), takes UDP datagrams as one
+ * call each, parses ONC RPC calls and NFSv3 WRITE (100003/3/7) arguments,
+ * and checks every 4 KiB unit of every WRITE's data against its stamp
+ * (common/stamp.h): stamp intact, body matches, stamp's unit = WRITE
+ * offset, same file as the file handle's other WRITEs. A call whose xid was
+ * seen before is an RPC retransmission; its data must equal the first's.
+ *
+ * Prints KEY=VALUE lines; the counts that matter:
+ *   rpc_retrans  calls whose xid was already seen
+ *   poisoned     WRITE transmissions (RPC calls, TCP segments, IP fragments)
+ *                that carry other bytes than the application passed
+ * and up to 20 "detail=" lines naming the poisoned ones.
+ * Exit 0 analysed; 1 unusable input (no such file, not a pcap, no frames,
+ * no NFS WRITE at all: never a silent "0 poisoned"); 2 usage.
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <pcap/pcap.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/stamp.h"
+
+static unsigned nfs_port = 2049;
+static uint64_t frames, ip_frags, ip_frag_dup, tcp_segs, tcp_retrans_segs, udp_calls;
+static uint64_t calls, write_calls, rpc_retrans, poisoned, write_bytes, details;
+
+static void detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void detail(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (details++ >= 20)
+		return;
+	printf("detail=");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n);
+	if (!p && n) {
+		fprintf(stderr, "error: out of memory (%zu bytes)\n", n);
+		exit(1);
+	}
+	return p;
+}
+
+static uint32_t be32(const unsigned char *p) { return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3]; }
+
+/* ---- xid table: first transmission of every call ---- */
+struct xid_ent {
+	uint32_t xid, used;
+	uint64_t hash; /* of the WRITE data (0 for other calls) */
+};
+static struct xid_ent *xids;
+static size_t nxid_slots = 1 << 20, nxids;
+
+static struct xid_ent *xid_lookup(uint32_t xid, int *fresh)
+{
+	size_t i = (xid * 2654435761u) & (nxid_slots - 1);
+
+	if (!xids)
+		xids = calloc(nxid_slots, sizeof(*xids));
+	while (xids[i].used && xids[i].xid != xid)
+		i = (i + 1) & (nxid_slots - 1);
+	*fresh = !xids[i].used;
+	if (*fresh) {
+		if (++nxids > nxid_slots / 2) {
+			fprintf(stderr, "error: more than %zu RPC calls: raise nxid_slots\n", nxid_slots / 2);
+			exit(1);
+		}
+		xids[i].used = 1;
+		xids[i].xid = xid;
+	}
+	return &xids[i];
+}
+
+/* ---- file handle -> file id (learnt from its first valid stamp) ---- */
+#define MAXFH 256
+static struct { unsigned len; unsigned char fh[64]; uint32_t file; } fhs[MAXFH];
+static unsigned nfhs;
+
+static uint32_t *fh_file(const unsigned char *fh, unsigned len)
+{
+	unsigned i;
+
+	if (len > 64)
+		return NULL;
+	for (i = 0; i < nfhs; i++)
+		if (fhs[i].len == len && !memcmp(fhs[i].fh, fh, len))
+			return &fhs[i].file;
+	if (nfhs == MAXFH)
+		return NULL;
+	fhs[nfhs].len = len;
+	memcpy(fhs[nfhs].fh, fh, len);
+	fhs[nfhs].file = ~0u;
+	return &fhs[nfhs++].file;
+}
+
+/* One RPC call message (a whole record, or a UDP datagram). */
+static void rpc_call(const unsigned char *p, size_t len, const char *where)
+{
+	size_t o = 0, n;
+	uint32_t xid, fhlen, count, dlen, *file, i;
+	uint64_t off, h;
+	struct xid_ent *x;
+	int fresh, bad = 0;
+	const unsigned char *fh, *data;
+
+#define NEED(k) do { if (o + (k) > len) return; } while (0)
+	NEED(24);
+	xid = be32(p);
+	if (be32(p + 4) != 0 || be32(p + 8) != 2) /* CALL, RPC version 2 */
+		return;
+	calls++;
+	x = xid_lookup(xid, &fresh);
+	if (!fresh)
+		rpc_retrans++;
+	if (be32(p + 12) != 100003 || be32(p + 16) != 3 || be32(p + 20) != 7)
+		return;
+	o = 24;
+	for (i = 0; i < 2; i++) { /* credential, verifier */
+		NEED(8);
+		n = be32(p + o + 4);
+		o += 8 + ((n + 3) & ~3u);
+	}
+	NEED(4);
+	fhlen = be32(p + o);
+	fh = p + o + 4;
+	o += 4 + ((fhlen + 3) & ~3u);
+	NEED(20);
+	off = (uint64_t)be32(p + o) << 32 | be32(p + o + 4);
+	count = be32(p + o + 8);
+	dlen = be32(p + o + 16);
+	o += 20;
+	data = p + o;
+	if (dlen > len - o)
+		return; /* truncated (a snaplen cut): nothing to judge */
+	write_calls++;
+	write_bytes += dlen;
+	h = kfrag_sum(data, dlen) | 1;
+	if (fresh)
+		x->hash = h;
+	else if (x->hash != h) {
+		bad = 1;
+		detail("%s xid=%08x offset=%" PRIu64 " count=%u: resent with other data than its first transmission",
+		       where, xid, off, count);
+	}
+	file = fh_file(fh, fhlen);
+	if (off % KFRAG_UNIT || dlen % KFRAG_UNIT) {
+		bad = 1;
+		detail("%s xid=%08x offset=%" PRIu64 " count=%u: not whole 4 KiB units", where, xid, off, dlen);
+	}
+	for (i = 0; !bad && i < dlen / KFRAG_UNIT; i++) {
+		const unsigned char *u = data + (size_t)i * KFRAG_UNIT;
+		enum kfrag_verdict v = kfrag_check_unit(u, file ? *file : ~0u, off / KFRAG_UNIT + i, NULL);
+
+		if (v == KFRAG_OK && file && *file == ~0u)
+			memcpy(file, u + 8, 4);
+		if (v != KFRAG_OK) {
+			bad = 1;
+			detail("%s xid=%08x offset=%" PRIu64 " count=%u: unit %" PRIu64 " is %s%s", where, xid,
+			       off, count, off / KFRAG_UNIT + i, kfrag_verdict_name(v),
+			       fresh ? "" : " (an RPC retransmission)");
+		}
+	}
+	poisoned += bad;
+#undef NEED
+}
+
+/* ---- TCP streams, client->server ---- */
+struct stream {
+	uint32_t saddr, daddr;
+	uint16_t sport, dport;
+	uint32_t isn;
+	int have_isn;
+	unsigned char *buf, *present; /* stream bytes (first copy), presence bitmap */
+	size_t cap, parsed;           /* bytes [0, parsed) consumed by record parsing */
+	unsigned char *rec;           /* current record's fragments so far */
+	size_t reclen;
+};
+#define MAXSTREAMS 64
+static struct stream streams[MAXSTREAMS];
+static unsigned nstreams;
+
+static struct stream *stream_of(uint32_t s, uint32_t d, uint16_t sp, uint16_t dp)
+{
+	unsigned i;
+
+	for (i = 0; i < nstreams; i++)
+		if (streams[i].saddr == s && streams[i].daddr == d && streams[i].sport == sp &&
+		    streams[i].dport == dp)
+			return &streams[i];
+	if (nstreams == MAXSTREAMS) {
+		fprintf(stderr, "error: more than %d TCP connections to the NFS port\n", MAXSTREAMS);
+		exit(1);
+	}
+	streams[nstreams] = (struct stream){ .saddr = s, .daddr = d, .sport = sp, .dport = dp };
+	return &streams[nstreams++];
+}
+
+static int present(struct stream *st, size_t o) { return st->present[o >> 3] >> (o & 7) & 1; }
+
+static void stream_parse(struct stream *st)
+{
+	char where[64];
+
+	for (;;) {
+		uint32_t mark, flen;
+		size_t o = st->parsed;
+
+		if (o + 4 > st->cap || !present(st, o) || !present(st, o + 3))
+			return;
+		mark = be32(st->buf + o);
+		flen = mark & 0x7fffffff;
+		if (o + 4 + flen > st->cap)
+			return;
+		for (size_t k = o + 4; k < o + 4 + flen; k++)
+			if (!present(st, k))
+				return;
+		st->rec = xrealloc(st->rec, st->reclen + flen);
+		memcpy(st->rec + st->reclen, st->buf + o + 4, flen);
+		st->reclen += flen;
+		st->parsed = o + 4 + flen;
+		if (mark & 0x80000000u) {
+			snprintf(where, sizeof(where), "tcp:%u@%zu", st->sport, o);
+			rpc_call(st->rec, st->reclen, where);
+			st->reclen = 0;
+		}
+	}
+}
+
+static void tcp_segment(uint32_t s, uint32_t d, const unsigned char *t, size_t len)
+{
+	uint16_t sp = t[0] << 8 | t[1], dp = t[2] << 8 | t[3];
+	uint32_t seq = be32(t + 4);
+	size_t hl = (t[12] >> 4) * 4, plen, rel, i, first_diff = (size_t)-1;
+	int syn = t[13] & 2, old = 0, fresh = 0;
+	struct stream *st;
+
+	if (dp != nfs_port || hl < 20 || hl > len)
+		return;
+	st = stream_of(s, d, sp, dp);
+	if (syn) {
+		st->isn = seq + 1;
+		st->have_isn = 1;
+		return;
+	}
+	plen = len - hl;
+	if (!plen)
+		return;
+	if (!st->have_isn) { /* capture started mid-connection */
+		st->isn = seq;
+		st->have_isn = 1;
+	}
+	tcp_segs++;
+	rel = (uint32_t)(seq - st->isn);
+	if (rel > (1u << 31)) /* before the start: ignore */
+		return;
+	if (rel + plen > st->cap) {
+		size_t ncap = (rel + plen) * 2;
+
+		st->buf = xrealloc(st->buf, ncap);
+		st->present = xrealloc(st->present, ncap / 8 + 1);
+		memset(st->present + st->cap / 8 + (st->cap ? 1 : 0), 0,
+		       ncap / 8 + 1 - st->cap / 8 - (st->cap ? 1 : 0));
+		st->cap = ncap;
+	}
+	for (i = 0; i < plen; i++) {
+		size_t o = rel + i;
+
+		if (present(st, o)) {
+			old = 1;
+			if (st->buf[o] != t[hl + i] && first_diff == (size_t)-1)
+				first_diff = o;
+		} else {
+			fresh = 1;
+			st->buf[o] = t[hl + i];
+			st->present[o >> 3] |= 1 << (o & 7);
+		}
+	}
+	if (old && !fresh)
+		tcp_retrans_segs++;
+	if (first_diff != (size_t)-1) {
+		poisoned++;
+		detail("tcp:%u segment seq=+%zu len=%zu: retransmitted with other bytes (first at +%zu)",
+		       sp, rel, plen, first_diff);
+	}
+	stream_parse(st);
+}
+
+/* ---- IPv4 fragment reassembly ---- */
+#define MAXFRAG 128
+struct frag {
+	uint32_t s, d;
+	uint16_t id;
+	uint8_t proto, done;
+	size_t total; /* 0 until the last fragment is seen */
+	unsigned char buf[65536], have[65536 / 8];
+	uint64_t stamp;
+};
+static struct frag *frags;
+static uint64_t frag_clock;
+
+static void l4(uint32_t s, uint32_t d, int proto, const unsigned char *p, size_t len);
+
+static void ip_fragment(uint32_t s, uint32_t d, uint16_t id, int proto, size_t foff, int mf,
+			const unsigned char *p, size_t len)
+{
+	struct frag *f = NULL, *lru;
+	size_t i, o;
+	int diff = 0;
+
+	ip_frags++;
+	if (!frags)
+		frags = calloc(MAXFRAG, sizeof(*frags));
+	lru = &frags[0];
+	for (i = 0; i < MAXFRAG; i++) {
+		if (frags[i].stamp && frags[i].s == s && frags[i].d == d && frags[i].id == id &&
+		    frags[i].proto == proto) {
+			f = &frags[i];
+			break;
+		}
+		if (frags[i].stamp < lru->stamp)
+			lru = &frags[i];
+	}
+	if (!f) {
+		f = lru;
+		memset(f->have, 0, sizeof(f->have));
+		f->s = s, f->d = d, f->id = id, f->proto = proto, f->done = 0, f->total = 0;
+	}
+	f->stamp = ++frag_clock;
+	if (foff + len > sizeof(f->buf))
+		return;
+	for (i = 0; i < len; i++) {
+		o = foff + i;
+		if (f->have[o >> 3] >> (o & 7) & 1) {
+			diff |= f->buf[o] != p[i];
+		} else {
+			f->buf[o] = p[i];
+			f->have[o >> 3] |= 1 << (o & 7);
+		}
+	}
+	if (f->done) { /* a copy of a fragment of a datagram already delivered */
+		ip_frag_dup++;
+		if (diff) {
+			poisoned++;
+			detail("ip id=%u fragment at %zu len=%zu: duplicate with other bytes", id, foff, len);
+		}
+		return;
+	}
+	if (!mf)
+		f->total = foff + len;
+	if (!f->total)
+		return;
+	for (o = 0; o < f->total; o++)
+		if (!(f->have[o >> 3] >> (o & 7) & 1))
+			return;
+	f->done = 1;
+	l4(s, d, proto, f->buf, f->total);
+}
+
+static void l4(uint32_t s, uint32_t d, int proto, const unsigned char *p, size_t len)
+{
+	if (proto == 6 && len >= 20)
+		tcp_segment(s, d, p, len);
+	else if (proto == 17 && len >= 8) {
+		uint16_t dp = p[2] << 8 | p[3];
+		char where[48];
+
+		if (dp != nfs_port)
+			return;
+		udp_calls++;
+		snprintf(where, sizeof(where), "udp:%u", p[0] << 8 | p[1]);
+		rpc_call(p + 8, len - 8, where);
+	}
+}
+
+static void frame(const unsigned char *p, size_t len)
+{
+	size_t ihl, tot;
+	uint16_t fo;
+	uint32_t s, d;
+
+	frames++;
+	if (len < 14 + 20 || p[12] != 0x08 || p[13] != 0x00)
+		return;
+	p += 14, len -= 14;
+	ihl = (p[0] & 15) * 4;
+	tot = p[2] << 8 | p[3];
+	if ((p[0] >> 4) != 4 || ihl < 20 || tot > len || tot < ihl)
+		return;
+	memcpy(&s, p + 12, 4);
+	memcpy(&d, p + 16, 4);
+	fo = (p[6] << 8 | p[7]);
+	if (fo & 0x3fff) /* MF set or offset != 0 */
+		ip_fragment(s, d, p[4] << 8 | p[5], p[9], (size_t)(fo & 0x1fff) * 8, fo & 0x2000,
+			    p + ihl, tot - ihl);
+	else
+		l4(s, d, p[9], p + ihl, tot - ihl);
+}
+
+int main(int argc, char **argv)
+{
+	char err[PCAP_ERRBUF_SIZE];
+	struct pcap_pkthdr *h;
+	const unsigned char *data;
+	pcap_t *pc;
+	int r;
+
+	if (argc < 2 || argc > 3) {
+		fprintf(stderr, "usage: wire-oracle PCAP [NFS_PORT]\n");
+		return 2;
+	}
+	if (argc == 3)
+		nfs_port = atoi(argv[2]);
+	pc = pcap_open_offline(argv[1], err);
+	if (!pc) {
+		fprintf(stderr, "error: cannot read the capture %s: %s\n"
+			"  fix: run the VM with VM_PCAP=%s (scripts/redtest does)\n", argv[1], err, argv[1]);
+		return 1;
+	}
+	if (pcap_datalink(pc) != DLT_EN10MB) {
+		fprintf(stderr, "error: %s is not an Ethernet capture (link type %d)\n", argv[1],
+			pcap_datalink(pc));
+		return 1;
+	}
+	while ((r = pcap_next_ex(pc, &h, &data)) == 1) {
+		if (h->caplen < h->len) {
+			fprintf(stderr, "error: %s has frames cut at %u bytes: the oracle needs whole frames\n",
+				argv[1], h->caplen);
+			return 1;
+		}
+		frame(data, h->caplen);
+	}
+	if (r == -1) {
+		fprintf(stderr, "error: reading %s: %s (a truncated capture? the VM may have been killed)\n",
+			argv[1], pcap_geterr(pc));
+		return 1;
+	}
+	pcap_close(pc);
+	printf("frames=%" PRIu64 "\nip_fragments=%" PRIu64 "\nip_fragment_copies=%" PRIu64
+	       "\ntcp_segments=%" PRIu64 "\ntcp_retrans_segments=%" PRIu64 "\nudp_calls=%" PRIu64
+	       "\nrpc_calls=%" PRIu64 "\nwrite_calls=%" PRIu64 "\nwrite_bytes=%" PRIu64
+	       "\nrpc_retrans=%" PRIu64 "\npoisoned=%" PRIu64 "\n",
+	       frames, ip_frags, ip_frag_dup, tcp_segs, tcp_retrans_segs, udp_calls, calls,
+	       write_calls, write_bytes, rpc_retrans, poisoned);
+	if (!frames) {
+		fprintf(stderr, "error: the capture %s holds no frames: nothing was recorded, so nothing "
+			"can be judged\n  fix: check that the VM ran with VM_PCAP and reached the network\n",
+			argv[1]);
+		return 1;
+	}
+	if (!write_calls) {
+		fprintf(stderr, "error: no NFSv3 WRITE call to port %u in %s (%" PRIu64 " frames): "
+			"no verdict possible\n  fix: check the guest's mount (proto, port) and that the "
+			"workload wrote\n", nfs_port, argv[1], frames);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,116 @@
+# The red test: its oracles on inputs with a known answer, its failures
+# named, and real runs on vanilla v3.1 (real NFS server, link, kernel).
+# shellcheck shell=bash
+
+fx() { make -s host >/dev/null && "$BUILD_DIR/host/mkfixture" "$@"; }
+kvget() { sed -n "s/^$1=//p" "$2" | tail -n1; }
+want() { # want KEY VALUE FILE
+	local got
+	got=$(kvget "$1" "$3")
+	[ "$got" = "$2" ] || { echo "    $1=$got, expected $2 (in $3)"; sed 's/^/    | /' "$3"; return 1; }
+}
+
+t_oracle_wire() {
+	local f=$1
+	fx "$f" "$SCRATCH/$f.pcap"
+	"$BUILD_DIR/host/wire-oracle" "$SCRATCH/$f.pcap" > "$SCRATCH/$f.kv"
+	grep '^detail=' "$SCRATCH/$f.kv" || true
+	want poisoned 1 "$SCRATCH/$f.kv"
+	want rpc_retrans 1 "$SCRATCH/$f.kv"
+}
+t_oracle_wire_tcp() { t_oracle_wire tcp; want write_calls 3 "$SCRATCH/tcp.kv"; }
+t_oracle_wire_resend() { t_oracle_wire resend; }
+t_oracle_wire_udp() { t_oracle_wire udp; want ip_fragments 46 "$SCRATCH/udp.kv"; }
+
+t_oracle_wire_unusable() {
+	fx empty "$SCRATCH/empty.pcap"
+	expect_fail "holds no frames" -- "$BUILD_DIR/host/wire-oracle" "$SCRATCH/empty.pcap"
+	fx nowrite "$SCRATCH/nowrite.pcap"
+	expect_fail "no NFSv3 WRITE call to port 2049" -- "$BUILD_DIR/host/wire-oracle" "$SCRATCH/nowrite.pcap"
+	expect_fail "cannot read the capture $SCRATCH/none.pcap" -- \
+		"$BUILD_DIR/host/wire-oracle" "$SCRATCH/none.pcap"
+}
+
+t_oracle_disk() {
+	mkdir -p "$SCRATCH/disk"
+	fx disk "$SCRATCH/disk" "$SCRATCH/disk.manifest"
+	"$BUILD_DIR/host/disk-oracle" "$SCRATCH/disk.manifest" "$SCRATCH/disk" > "$SCRATCH/disk.kv"
+	cat "$SCRATCH/disk.kv"
+	want corrupted 1 "$SCRATCH/disk.kv"
+	want units 16 "$SCRATCH/disk.kv"
+	echo "noise only" > "$SCRATCH/empty.manifest"
+	expect_fail "no KFRAG-MANIFEST line" -- \
+		"$BUILD_DIR/host/disk-oracle" "$SCRATCH/empty.manifest" "$SCRATCH/disk"
+	rm "$SCRATCH/disk/w001.dat" # written units, no file
+	expect_fail "w001.dat is shorter than 8 units" -- \
+		"$BUILD_DIR/host/disk-oracle" "$SCRATCH/disk.manifest" "$SCRATCH/disk"
+}
+
+t_nfs_server_fails() {
+	make -s host >/dev/null
+	# the NFS port already taken (by tcpsink, listening): named
+	local port
+	"$BUILD_DIR/host/tcpsink" "$SCRATCH/sink.port" 20 >/dev/null 2>&1 &
+	local holder=$!
+	for _ in $(seq 50); do [ -s "$SCRATCH/sink.port" ] && break; sleep 0.1; done
+	port=$(cat "$SCRATCH/sink.port")
+	expect_fail "port $port (NFS_PORT) is already in use" -- \
+		env NFS_DIR="$SCRATCH/nfs-busy" NFS_PORT="$port" scripts/nfs-server start
+	kill $holder
+	# ganesha not installed; exiting at once; starting but never serving
+	expect_fail "ganesha.nfsd-missing not found" "apt-get install -y nfs-ganesha" -- \
+		env GANESHA=ganesha.nfsd-missing NFS_DIR="$SCRATCH/nfs-nobin" scripts/nfs-server start
+	expect_fail "/bin/false exited at start" -- \
+		env GANESHA=/bin/false NFS_PORT=20498 NFS_DIR="$SCRATCH/nfs-false" scripts/nfs-server start
+	expect_fail "the NFS server did not come up" "log: $SCRATCH/nfs-true/ganesha.log" -- \
+		env GANESHA=/bin/true NFS_PORT=20498 NFS_DIR="$SCRATCH/nfs-true" scripts/nfs-server start
+	expect_fail "NFS_DRC=maybe: use on or off" -- \
+		env NFS_DIR="$SCRATCH/nfs-drc" NFS_DRC=maybe scripts/nfs-server start
+}
+
+t_mount_fails() {
+	local env
+	env=$(NFS_DIR="$SCRATCH/nfs-m" scripts/nfs-server start)
+	eval "$env"
+	expect_fail "mount 10.0.2.2:/no/such/export failed" "Permission denied" -- \
+		env VM_NIC=e1000 VM_TIMEOUT=60 VM_LOG="$SCRATCH/mount.log" scripts/vmrun \
+		"$(kernel_of vanilla)" redtest kfrag.export=/no/such/export kfrag.mntport="$MNT_PORT"
+	NFS_DIR="$SCRATCH/nfs-m" scripts/nfs-server stop
+	# and scripts/redtest says so, too, when the server is not there
+	expect_fail "need kfrag.export= and kfrag.mntport=" -- \
+		env VM_NIC=e1000 VM_TIMEOUT=60 VM_LOG="$SCRATCH/mount2.log" scripts/vmrun \
+		"$(kernel_of vanilla)" redtest
+}
+
+# Real runs; SECS keeps each under a minute and a half of TCG.
+redtest_run() {
+	[ -s "$(kernel_of vanilla)" ] || { echo "    no vanilla kernel: build-vanilla failed"; return 1; }
+	KERNEL=$(kernel_of vanilla) REDTEST_RUN=test-$1-$2 SECS=${SECS:-20} \
+		scripts/redtest vanilla "$1" "$2"
+	R=$BUILD_DIR/redtest/test-$1-$2
+}
+
+t_redtest_vanilla_default() {
+	redtest_run default tcp
+	local p
+	p=$(kvget poisoned "$R/wire.kv")
+	[ "${p:-0}" -gt 0 ] || { echo "    vanilla gave no poisoned transmission on the default profile"; return 1; }
+	echo "vanilla, default profile: $p poisoned transmissions"
+}
+
+t_redtest_vanilla_clean() {
+	redtest_run clean tcp
+	want poisoned 0 "$R/wire.kv"
+	want corrupted 0 "$R/disk.kv"
+	[ "$(kvget writes "$R/guest.kv")" -gt 100 ] || { echo "    too few writes to mean anything"; return 1; }
+}
+
+register oracle-wire-tcp t_oracle_wire_tcp
+register oracle-wire-resend t_oracle_wire_resend
+register oracle-wire-udp-fragments t_oracle_wire_udp
+register oracle-wire-unusable-input t_oracle_wire_unusable
+register oracle-disk t_oracle_disk
+register nfs-server-failures t_nfs_server_fails
+register redtest-mount-failure t_mount_fails
+register redtest-vanilla-default-poisons t_redtest_vanilla_default
+register redtest-vanilla-clean t_redtest_vanilla_clean
