@@ -154,6 +154,24 @@ static void fixture_tcp(int resend_poisoned)
 	tcp_seg(seq0 + 2 * 1448, 0x18, rec + 2 * 1448, 1448);
 }
 
+/* A WRITE, then the client reconnects from the same port (a new ISN) and
+ * sends another WRITE: two streams, nothing poisoned. */
+static void fixture_reconnect(void)
+{
+	static unsigned char call[70000], rec[70000];
+	size_t clen, rlen;
+
+	tcp_open();
+	clen = write_call(call, 0x2001, 0, 2, 1);
+	rlen = record(rec, call, clen, 0);
+	tcp_send(rec, rlen);
+	cseq += 100000;
+	tcp_open();
+	clen = write_call(call, 0x2002, 2, 2, 1);
+	rlen = record(rec, call, clen, 0);
+	tcp_send(rec, rlen);
+}
+
 static void udp_datagram(const unsigned char *call, size_t len, int shuffle)
 {
 	static unsigned char d[70000];
@@ -232,7 +250,7 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "disk") && argc == 4)
 		return fixture_disk(argv[2], argv[3]);
 	if (argc != 3) {
-		fprintf(stderr, "usage: mkfixture tcp|resend|udp|empty|nowrite OUT.pcap | disk DIR MANIFEST\n");
+		fprintf(stderr, "usage: mkfixture tcp|resend|udp|reconnect|empty|nowrite OUT.pcap | disk DIR MANIFEST\n");
 		return 2;
 	}
 	pc = pcap_open_dead(DLT_EN10MB, 65535);
@@ -247,6 +265,8 @@ int main(int argc, char **argv)
 		fixture_tcp(1);
 	else if (!strcmp(what, "udp"))
 		fixture_udp();
+	else if (!strcmp(what, "reconnect"))
+		fixture_reconnect();
 	else if (!strcmp(what, "nowrite")) {
 		tcp_open();
 		tcp_send((const unsigned char *)"\x80\x00\x00\x04" "abcd", 8);

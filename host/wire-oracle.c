@@ -32,6 +32,7 @@
 
 static unsigned nfs_port = 2049;
 static uint64_t frames, ip_frags, ip_frag_dup, tcp_segs, tcp_retrans_segs, udp_calls;
+static uint64_t tcp_reconnects;
 static uint64_t calls, write_calls, rpc_retrans, poisoned, write_bytes, details;
 
 static void detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -255,6 +256,20 @@ static void tcp_segment(uint32_t s, uint32_t d, const unsigned char *t, size_t l
 		return;
 	st = stream_of(s, d, sp, dp);
 	if (syn) {
+		/*
+		 * A SYN with another ISN on the same ports is a new connection
+		 * (the RPC client reconnects from its port): its bytes start a
+		 * new stream, they are not retransmissions of the old one's.
+		 * A retransmitted SYN has the same ISN and changes nothing.
+		 */
+		if (st->have_isn && st->isn != seq + 1) {
+			free(st->buf);
+			free(st->present);
+			free(st->rec);
+			st->buf = st->present = st->rec = NULL;
+			st->cap = st->parsed = st->reclen = 0;
+			tcp_reconnects++;
+		}
 		st->isn = seq + 1;
 		st->have_isn = 1;
 		return;
@@ -455,9 +470,9 @@ int main(int argc, char **argv)
 	printf("frames=%" PRIu64 "\nip_fragments=%" PRIu64 "\nip_fragment_copies=%" PRIu64
 	       "\ntcp_segments=%" PRIu64 "\ntcp_retrans_segments=%" PRIu64 "\nudp_calls=%" PRIu64
 	       "\nrpc_calls=%" PRIu64 "\nwrite_calls=%" PRIu64 "\nwrite_bytes=%" PRIu64
-	       "\nrpc_retrans=%" PRIu64 "\npoisoned=%" PRIu64 "\n",
+	       "\nrpc_retrans=%" PRIu64 "\ntcp_reconnects=%" PRIu64 "\npoisoned=%" PRIu64 "\n",
 	       frames, ip_frags, ip_frag_dup, tcp_segs, tcp_retrans_segs, udp_calls, calls,
-	       write_calls, write_bytes, rpc_retrans, poisoned);
+	       write_calls, write_bytes, rpc_retrans, tcp_reconnects, poisoned);
 	if (!frames) {
 		fprintf(stderr, "error: the capture %s holds no frames: nothing was recorded, so nothing "
 			"can be judged\n  fix: check that the VM ran with VM_PCAP and reached the network\n",

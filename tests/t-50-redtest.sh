@@ -22,6 +22,16 @@ t_oracle_wire_tcp() { t_oracle_wire tcp; want write_calls 3 "$SCRATCH/tcp.kv"; }
 t_oracle_wire_resend() { t_oracle_wire resend; }
 t_oracle_wire_udp() { t_oracle_wire udp; want ip_fragments 46 "$SCRATCH/udp.kv"; }
 
+# A reconnect from the same port starts a new stream: not a retransmission.
+t_oracle_wire_reconnect() {
+	fx reconnect "$SCRATCH/reconnect.pcap"
+	"$BUILD_DIR/host/wire-oracle" "$SCRATCH/reconnect.pcap" > "$SCRATCH/reconnect.kv"
+	grep '^detail=' "$SCRATCH/reconnect.kv" || true
+	want poisoned 0 "$SCRATCH/reconnect.kv"
+	want write_calls 2 "$SCRATCH/reconnect.kv"
+	want tcp_reconnects 1 "$SCRATCH/reconnect.kv"
+}
+
 t_oracle_wire_unusable() {
 	fx empty "$SCRATCH/empty.pcap"
 	expect_fail "holds no frames" -- "$BUILD_DIR/host/wire-oracle" "$SCRATCH/empty.pcap"
@@ -83,11 +93,14 @@ t_mount_fails() {
 }
 
 # Real runs; SECS keeps each under a minute and a half of TCG.
+# redtest_run [VARIANT] PROFILE TRANSPORT (VARIANT: vanilla by default)
 redtest_run() {
-	[ -s "$(kernel_of vanilla)" ] || { echo "    no vanilla kernel: build-vanilla failed"; return 1; }
-	KERNEL=$(kernel_of vanilla) REDTEST_RUN=test-$1-$2 SECS=${SECS:-20} \
-		scripts/redtest vanilla "$1" "$2"
-	R=$BUILD_DIR/redtest/test-$1-$2
+	local v=vanilla
+	[ $# = 2 ] || { v=$1; shift; }
+	[ -s "$(kernel_of $v)" ] || { echo "    no $v kernel: build-$v failed"; return 1; }
+	KERNEL=$(kernel_of $v) REDTEST_RUN=test-$v-$1-$2 SECS=${SECS:-20} \
+		scripts/redtest $v "$1" "$2"
+	R=$BUILD_DIR/redtest/test-$v-$1-$2
 }
 
 t_redtest_vanilla_default() {
@@ -108,9 +121,26 @@ t_redtest_vanilla_clean() {
 register oracle-wire-tcp t_oracle_wire_tcp
 register oracle-wire-resend t_oracle_wire_resend
 register oracle-wire-udp-fragments t_oracle_wire_udp
+register oracle-wire-reconnect t_oracle_wire_reconnect
 register oracle-wire-unusable-input t_oracle_wire_unusable
 register oracle-disk t_oracle_disk
 register nfs-server-failures t_nfs_server_fails
 register redtest-mount-failure t_mount_fails
+# The series on the profile where vanilla poisons (the test above): no
+# poisoned transmission, no corrupted block, no hung write.
+t_redtest_series_default() {
+	redtest_run series default tcp
+	want poisoned 0 "$R/wire.kv"
+	want corrupted 0 "$R/disk.kv"
+	want hung_writes 0 "$R/guest.kv"
+	[ "$(kvget writes "$R/guest.kv")" -gt 100 ] || { echo "    too few writes to mean anything"; return 1; }
+	# the link did its part: duplicates and TCP retransmissions happened
+	[ "$(kvget tcp_retrans_segments "$R/wire.kv")" -gt 100 ] ||
+		{ echo "    the link produced too few retransmissions to test anything"; return 1; }
+	echo "series, default profile: $(kvget writes "$R/guest.kv") writes, 0 poisoned," \
+		"$(kvget tcp_retrans_segments "$R/wire.kv") retransmitted segments"
+}
+
 register redtest-vanilla-default-poisons t_redtest_vanilla_default
+register redtest-series-default-clean t_redtest_series_default
 register redtest-vanilla-clean t_redtest_vanilla_clean
