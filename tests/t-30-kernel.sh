@@ -8,7 +8,8 @@ t_build() {
 	make -s initramfs host
 	img=$(scripts/build-kernel "$v")
 	[ "$img" = "$(kernel_of "$v")" ] && [ -s "$img" ]
-	git -C "$BUILD_DIR/$v/src" log --oneline | head -n 3
+	# -n 3, not "| head": head exits early and git dies of SIGPIPE (pipefail)
+	git -C "$BUILD_DIR/$v/src" log --oneline -n 3
 	echo "bzImage: $img ($(stat -c %s "$img") bytes)"
 }
 t_build_vanilla() { t_build vanilla; }
