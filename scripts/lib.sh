@@ -17,6 +17,8 @@ CACHE_DIR=${KFRAG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/skb-frag-destructor}
 BASE_GIT=$CACHE_DIR/linux-v3.1.git
 BUILD_DIR=${BUILD_DIR:-$TOP/build}
 PATCHES_DIR=${PATCHES_DIR:-$TOP/patches}
+# The two the demo compares; "copy" (vanilla + patches/copy-on-resend,
+# mainline's later approach) is built for comparison on request.
 VARIANTS="vanilla series"
 
 die() {
@@ -36,7 +38,8 @@ variant_queue() {
 	case $v in
 	vanilla) q="$PATCHES_DIR/base" ;;
 	series) q="$PATCHES_DIR/base $PATCHES_DIR" ;;
-	*) die "unknown variant '$v'" "known variants: $VARIANTS" ;;
+	copy) q="$PATCHES_DIR/base $PATCHES_DIR/copy-on-resend" ;;
+	*) die "unknown variant '$v'" "known variants: $VARIANTS copy" ;;
 	esac
 	local d p
 	for d in $q; do

@@ -1,0 +1,27 @@
+/*
+ * Compiled (never run) with a variant's own kernel flags by
+ * scripts/bench-sizes: each KFRAG_SIZE() leaves "->name value" in the
+ * assembler output, as the kernel's asm-offsets do.
+ */
+#include <linux/skbuff.h>
+#include <net/tcp.h>
+
+#define KFRAG_SIZE(name, val) \
+	asm volatile("\n->" #name " %0" : : "i" ((long)(val)))
+
+void kfrag_sizes(void);
+void kfrag_sizes(void)
+{
+	KFRAG_SIZE(sizeof_skb_frag_t, sizeof(skb_frag_t));
+	KFRAG_SIZE(sizeof_skb_shared_info, sizeof(struct skb_shared_info));
+	KFRAG_SIZE(sizeof_sk_buff, sizeof(struct sk_buff));
+	KFRAG_SIZE(MAX_SKB_FRAGS, MAX_SKB_FRAGS);
+	/* the head tcp_sendpage() allocates: sk_stream_alloc_skb(sk, 0) */
+	KFRAG_SIZE(tcp_head_data, SKB_DATA_ALIGN(MAX_TCP_HEADER));
+	/* v3.1 truesize of that skb once 64 KiB of pages are attached */
+	KFRAG_SIZE(truesize_64k_tso_skb,
+		   SKB_DATA_ALIGN(MAX_TCP_HEADER) + sizeof(struct sk_buff) + 65536);
+	/* what kmalloc() is really asked for its head */
+	KFRAG_SIZE(tcp_head_kmalloc,
+		   SKB_DATA_ALIGN(MAX_TCP_HEADER) + sizeof(struct skb_shared_info));
+}

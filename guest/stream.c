@@ -1,0 +1,174 @@
+/*
+ * kfrag-stream: TCP stream throughput and guest CPU, through plain send()
+ * and through the sendpage path (sendfile() from tmpfs), to the host
+ * (KFRAG_HOST:KFRAG_PORT, host/discard) and over the guest's loopback.
+ *
+ * Runs the four cases one after another, KFRAG_SECS seconds each, and
+ * reports per case:  KFRAG-KV: stream.<target>.<mode>.mbps=...
+ *                    KFRAG-KV: stream.<target>.<mode>.cpu_pct=...
+ * (cpu_pct: the guest's busy share of all CPU time, from /proc/stat; it
+ * includes softirq work, which per-process accounting would miss).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../common/pattern.h"
+
+#define CHUNK (64 * 1024)
+#define FILE_BYTES (8 << 20)
+
+static double now(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+/* busy and total jiffies of all CPUs */
+static void cpu_sample(unsigned long long *busy, unsigned long long *total)
+{
+	unsigned long long v[10] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int i;
+
+	*busy = *total = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+		   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) >= 4) {
+		for (i = 0; i < 8; i++)
+			*total += v[i];
+		*busy = *total - v[3] - v[4]; /* minus idle and iowait */
+	}
+	fclose(f);
+}
+
+static int tcp_connect(const char *host, int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+
+	inet_aton(host, &sa.sin_addr);
+	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
+		printf("KFRAG-KV: stream.error=connect %s:%d: %s\n", host, port, strerror(errno));
+		return -1;
+	}
+	return s;
+}
+
+/* A loopback receiver that discards; returns its port. */
+static int loopback_sink(pid_t *pid)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	int ls = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 4) ||
+	    getsockname(ls, (struct sockaddr *)&sa, &sl))
+		return -1;
+	*pid = fork();
+	if (*pid == 0) {
+		static char buf[CHUNK];
+
+		for (;;) {
+			int s = accept(ls, NULL, NULL);
+
+			if (s < 0)
+				_exit(1);
+			while (read(s, buf, sizeof(buf)) > 0)
+				;
+			close(s);
+		}
+	}
+	close(ls);
+	return ntohs(sa.sin_port);
+}
+
+static int run(const char *target, const char *mode, const char *host, int port,
+	       int file, double secs)
+{
+	static char buf[CHUNK];
+	unsigned long long b0, t0, b1, t1, bytes = 0;
+	double start, el;
+	off_t off = 0;
+	int s = tcp_connect(host, port);
+
+	if (s < 0)
+		return 1;
+	kfrag_pattern(7, 0, buf, sizeof(buf));
+	cpu_sample(&b0, &t0);
+	start = now();
+	do {
+		ssize_t n;
+
+		if (!strcmp(mode, "sendfile")) {
+			if (off >= FILE_BYTES)
+				off = 0;
+			n = sendfile(s, file, &off, FILE_BYTES - off < CHUNK * 4 ?
+				     FILE_BYTES - off : CHUNK * 4);
+		} else {
+			n = write(s, buf, sizeof(buf));
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			printf("KFRAG-KV: stream.error=%s %s: %s\n", target, mode, strerror(errno));
+			return 1;
+		}
+		bytes += n;
+	} while (now() - start < secs);
+	shutdown(s, SHUT_WR);
+	close(s);
+	el = now() - start;
+	cpu_sample(&b1, &t1);
+	printf("KFRAG-KV: stream.%s.%s.mbps=%.1f\n", target, mode, bytes / el / 1e6);
+	printf("KFRAG-KV: stream.%s.%s.cpu_pct=%.1f\n", target, mode,
+	       t1 > t0 ? 100.0 * (b1 - b0) / (t1 - t0) : 0.0);
+	fflush(stdout);
+	return 0;
+}
+
+int main(void)
+{
+	static char buf[CHUNK];
+	const char *host = getenv("KFRAG_HOST") ? getenv("KFRAG_HOST") : "10.0.2.2";
+	int port = getenv("KFRAG_PORT") ? atoi(getenv("KFRAG_PORT")) : 0;
+	double secs = getenv("KFRAG_SECS") ? atof(getenv("KFRAG_SECS")) : 4;
+	const char *modes[] = { "send", "sendfile" };
+	int f, lport, i, rc = 0;
+	pid_t sink;
+	off_t o;
+
+	signal(SIGPIPE, SIG_IGN);
+	f = open("/tmp/stream.dat", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	for (o = 0; f >= 0 && o < FILE_BYTES; o += CHUNK) {
+		kfrag_pattern(7, o, buf, CHUNK);
+		if (write(f, buf, CHUNK) != CHUNK)
+			f = -1;
+	}
+	lport = loopback_sink(&sink);
+	if (f < 0 || lport < 0 || !port) {
+		printf("KFRAG-KV: stream.error=setup (tmpfs file, loopback sink, kfrag.port)\n");
+		return 2;
+	}
+	for (i = 0; i < 2; i++) {
+		rc |= run("host", modes[i], host, port, f, secs);
+		rc |= run("lo", modes[i], "127.0.0.1", lport, f, secs);
+	}
+	kill(sink, SIGKILL);
+	return rc;
+}

@@ -1,0 +1,55 @@
+/*
+ * discard: the host end of the stream benchmark. Listens on 127.0.0.1
+ * (the guest's 10.0.2.2), writes its port to PORTFILE, and reads and
+ * discards every connection until killed or TIMEOUT_S passes; prints the
+ * bytes of each connection.
+ *
+ *   discard PORTFILE [TIMEOUT_S]
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	static char buf[1 << 16];
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	int ls, s, one = 1;
+	FILE *pf;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: discard PORTFILE [TIMEOUT_S]\n");
+		return 2;
+	}
+	alarm(argc > 2 ? atoi(argv[2]) : 600);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ls = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 4) ||
+	    getsockname(ls, (struct sockaddr *)&sa, &sl)) {
+		perror("discard: listen on 127.0.0.1");
+		return 2;
+	}
+	pf = fopen(argv[1], "w");
+	if (!pf || fprintf(pf, "%d\n", ntohs(sa.sin_port)) < 0 || fclose(pf)) {
+		perror("discard: write port file");
+		return 2;
+	}
+	while ((s = accept(ls, NULL, NULL)) >= 0) {
+		unsigned long long bytes = 0;
+		ssize_t n;
+
+		while ((n = read(s, buf, sizeof(buf))) > 0)
+			bytes += n;
+		close(s);
+		printf("discard: %llu bytes\n", bytes);
+		fflush(stdout);
+	}
+	perror("discard: accept");
+	return 1;
+}
