@@ -24,4 +24,7 @@ void kfrag_sizes(void)
 	/* what kmalloc() is really asked for its head */
 	KFRAG_SIZE(tcp_head_kmalloc,
 		   SKB_DATA_ALIGN(MAX_TCP_HEADER) + sizeof(struct skb_shared_info));
+	/* a receive buffer for a 1500-byte MTU frame: dev_alloc_skb(1536) */
+	KFRAG_SIZE(rx1536_head_kmalloc,
+		   SKB_DATA_ALIGN(1536 + NET_SKB_PAD) + sizeof(struct skb_shared_info));
 }
