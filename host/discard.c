@@ -14,32 +14,21 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../common/listen.h"
+
 int main(int argc, char **argv)
 {
 	static char buf[1 << 16];
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	socklen_t sl = sizeof(sa);
-	int ls, s, one = 1;
-	FILE *pf;
+	int ls, s;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: discard PORTFILE [TIMEOUT_S]\n");
 		return 2;
 	}
 	alarm(argc > 2 ? atoi(argv[2]) : 600);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ls = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 4) ||
-	    getsockname(ls, (struct sockaddr *)&sa, &sl)) {
-		perror("discard: listen on 127.0.0.1");
+	ls = kfrag_listen_loopback("discard", argv[1], 4);
+	if (ls < 0)
 		return 2;
-	}
-	pf = fopen(argv[1], "w");
-	if (!pf || fprintf(pf, "%d\n", ntohs(sa.sin_port)) < 0 || fclose(pf)) {
-		perror("discard: write port file");
-		return 2;
-	}
 	while ((s = accept(ls, NULL, NULL)) >= 0) {
 		unsigned long long bytes = 0;
 		ssize_t n;

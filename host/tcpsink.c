@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../common/listen.h"
 #include "../common/pattern.h"
 
 #define CHUNK 65536
@@ -51,13 +52,10 @@ static void on_alarm(int sig)
 int main(int argc, char **argv)
 {
 	static char buf[CHUNK];
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	socklen_t sl = sizeof(sa);
 	unsigned long long seed, up, down, off;
 	char line[128];
 	long long bad = -1;
-	FILE *pf;
-	int ls, s, one = 1;
+	int ls, s;
 	size_t n;
 
 	if (argc < 2) {
@@ -68,19 +66,9 @@ int main(int argc, char **argv)
 	signal(SIGALRM, on_alarm);
 	alarm(argc > 2 ? atoi(argv[2]) : 300);
 
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ls = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 1) ||
-	    getsockname(ls, (struct sockaddr *)&sa, &sl)) {
-		perror("tcpsink: listen on 127.0.0.1");
+	ls = kfrag_listen_loopback("tcpsink", argv[1], 1);
+	if (ls < 0)
 		return 2;
-	}
-	pf = fopen(argv[1], "w");
-	if (!pf || fprintf(pf, "%d\n", ntohs(sa.sin_port)) < 0 || fclose(pf)) {
-		perror("tcpsink: write port file");
-		return 2;
-	}
 
 	s = accept(ls, NULL, NULL);
 	if (s < 0) {

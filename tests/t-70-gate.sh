@@ -26,6 +26,14 @@ gate_queue() {
 	printf '%s\n' "$@" > "$d/series"
 }
 
+# good_patch DIR FILE: DIR/0001-good.patch, a clean comment added to
+# FILE; leaves FILE's v3.1 content in $SCRATCH/v0 and the result in v1.
+good_patch() {
+	base_blob "$2" > "$SCRATCH/v0"
+	sed 's|^EXPORT_SYMBOL(skb_recv_datagram);|&\n/* gate self-test: a good line */|' "$SCRATCH/v0" > "$SCRATCH/v1"
+	mkpatch "$1/0001-good.patch" "$2" "net: a clean comment" "$SCRATCH/v0" "$SCRATCH/v1"
+}
+
 base_blob() { # the v3.1 content of a file
 	git --git-dir="$(scripts/import-base)" show "refs/heads/v3.1-base:$1"
 }
@@ -40,9 +48,7 @@ gate_run() { # gate_run PATCHDIR: run the gate on that queue, output in $SCRATCH
 t_gate_style_error() {
 	local d=$SCRATCH/q-style f=net/core/datagram.c
 	gate_queue "$d" 0001-good.patch 0002-style.patch
-	base_blob $f > "$SCRATCH/v0"
-	sed 's|^EXPORT_SYMBOL(skb_recv_datagram);|&\n/* gate self-test: a good line */|' "$SCRATCH/v0" > "$SCRATCH/v1"
-	mkpatch "$d/0001-good.patch" $f "net: a clean comment" "$SCRATCH/v0" "$SCRATCH/v1"
+	good_patch "$d" $f
 	sed 's|^EXPORT_SYMBOL(skb_recv_datagram);|&\nstatic int kfrag_gate_style(int x)\n{\n\tif(x)\n\t\treturn 1;\n\treturn 0;\n}|' "$SCRATCH/v1" > "$SCRATCH/v2"
 	mkpatch "$d/0002-style.patch" $f "net: a style error" "$SCRATCH/v1" "$SCRATCH/v2"
 	if gate_run "$d"; then echo "    the gate passed a style error"; return 1; fi
@@ -54,9 +60,7 @@ t_gate_style_error() {
 t_gate_build_break() {
 	local d=$SCRATCH/q-build f=net/core/datagram.c
 	gate_queue "$d" 0001-good.patch 0002-break.patch 0003-fix.patch
-	base_blob $f > "$SCRATCH/v0"
-	sed 's|^EXPORT_SYMBOL(skb_recv_datagram);|&\n/* gate self-test: a good line */|' "$SCRATCH/v0" > "$SCRATCH/v1"
-	mkpatch "$d/0001-good.patch" $f "net: a clean comment" "$SCRATCH/v0" "$SCRATCH/v1"
+	good_patch "$d" $f
 	sed 's|^/\* gate self-test: a good line \*/|&\nint kfrag_gate_broken = undeclared_symbol;|' "$SCRATCH/v1" > "$SCRATCH/v2"
 	mkpatch "$d/0002-break.patch" $f "net: break the build" "$SCRATCH/v1" "$SCRATCH/v2"
 	mkpatch "$d/0003-fix.patch" $f "net: fix the build again" "$SCRATCH/v2" "$SCRATCH/v1"
