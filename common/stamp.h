@@ -131,4 +131,44 @@ static inline enum kfrag_verdict kfrag_check_unit(const unsigned char *u, uint32
 	return KFRAG_OK;
 }
 
+/*
+ * Check part of a unit: len bytes p found at byte `at` of unit `unit`
+ * (a WRITE smaller than a unit, e.g. over UDP with wsize=1024). A part
+ * with the unit's start has its stamp checked and its body recomputed as
+ * far as it goes; a later part has no stamp to name its generation, so it
+ * is checked for the poison bytes: 16 aligned 0xdb bytes never occur in a
+ * stamped body by chance (2^-128).
+ */
+static inline enum kfrag_verdict kfrag_check_part(const unsigned char *p, size_t at, size_t len,
+						  uint32_t file, uint64_t unit)
+{
+	static const unsigned char poison[16] = {
+		0xdb, 0xdb, 0xdb, 0xdb, 0xdb, 0xdb, 0xdb, 0xdb,
+		0xdb, 0xdb, 0xdb, 0xdb, 0xdb, 0xdb, 0xdb, 0xdb,
+	};
+	unsigned char body[KFRAG_UNIT];
+	struct kfrag_stamp s;
+	size_t i;
+
+	if (at == 0 && len == KFRAG_UNIT)
+		return kfrag_check_unit(p, file, unit, NULL);
+	if (at == 0 && len >= sizeof(s)) {
+		memcpy(&s, p, sizeof(s));
+		if (s.magic == KFRAG_POISON_MAGIC)
+			return KFRAG_POISON;
+		if (s.magic != KFRAG_STAMP_MAGIC || s.check != kfrag_stamp_check(&s))
+			return KFRAG_BAD_STAMP;
+		if (s.unit != unit || (file != ~0u && s.file != file))
+			return KFRAG_WRONG_UNIT;
+		kfrag_pattern(kfrag_unit_seed(s.file, s.unit, s.gen), KFRAG_STAMP_HDR, body,
+			      len - KFRAG_STAMP_HDR);
+		return memcmp(body, p + KFRAG_STAMP_HDR, len - KFRAG_STAMP_HDR) ?
+			KFRAG_BAD_BODY : KFRAG_OK;
+	}
+	for (i = (16 - at % 16) % 16; i + 16 <= len; i += 16)
+		if (!memcmp(p + i, poison, 16))
+			return KFRAG_POISON;
+	return KFRAG_OK;
+}
+
 #endif

@@ -14,6 +14,8 @@
  *   KFRAG_WRITERS (4) KFRAG_UNITS units of 4 KiB per file (256)
  *   KFRAG_MAXKB largest write (64) KFRAG_SECS run time (30)
  *   KFRAG_DEADLINE a write slower than this (s) is hung (10)
+ *   KFRAG_GAP_MS idle time before each write (0); with one writer, every
+ *     write is an isolated one on an idle link
  *   KFRAG_SEED
  * Output: KFRAG-KV lines (writes, MB/s, latencies, hung writes, RPC
  * counters, netem counters) and one KFRAG-MANIFEST line per file:
@@ -54,7 +56,7 @@ struct writer_state {
 
 static struct writer_state *ws;
 static volatile uint32_t *gens; /* [writer][unit] */
-static unsigned nwriters, units, maxunits, secs, deadline;
+static unsigned nwriters, units, maxunits, secs, deadline, gap_ms;
 static unsigned long seed;
 
 static unsigned long env_num(const char *name, unsigned long def)
@@ -99,6 +101,8 @@ static int do_write(int w, int fd, unsigned char *buf, uint32_t unit, uint32_t n
 	s->inflight_unit = unit;
 	s->inflight_n = n;
 	s->hung_reported = 0;
+	if (gap_ms)
+		usleep(gap_ms * 1000);
 	t0 = now_us();
 	s->inflight_start_us = t0;
 	r = pwrite(fd, buf, len, (off_t)unit * KFRAG_UNIT);
@@ -238,6 +242,7 @@ int main(void)
 	maxunits = env_num("KFRAG_MAXKB", 64) / 4;
 	secs = env_num("KFRAG_SECS", 30);
 	deadline = env_num("KFRAG_DEADLINE", 10);
+	gap_ms = env_num("KFRAG_GAP_MS", 0);
 	seed = env_num("KFRAG_SEED", 1);
 	if (!nwriters || nwriters > MAXWRITERS || !maxunits || units < maxunits) {
 		kv_error("bad workload size (writers 1..32, maxkb >= 4, units >= maxkb/4)");

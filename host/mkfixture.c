@@ -13,6 +13,10 @@
  *   mkfixture udp OUT.pcap     UDP: a clean 32 KiB WRITE in 23 IP fragments,
  *                              out of order; resent with one poisoned unit:
  *                              poisoned=1 rpc_retrans=1
+ *   mkfixture udp-parts OUT.pcap  UDP, wsize=1024: a unit's four 1 KiB
+ *                              parts, clean; the third resent with poison,
+ *                              the head resent whole; then a last part
+ *                              holding poison bytes: poisoned=2 rpc_retrans=2
  *   mkfixture empty OUT.pcap   no frames at all
  *   mkfixture nowrite OUT.pcap TCP traffic to port 2049 without a WRITE
  *   mkfixture disk DIR MANIFEST  two files of 8 units and their manifest,
@@ -93,6 +97,21 @@ static size_t write_call(unsigned char *b, uint32_t xid, uint32_t unit, uint32_t
 	for (i = 0; i < n; i++, o += KFRAG_UNIT)
 		kfrag_stamp_unit(b + o, 0, 0, unit + i, gen);
 	return o;
+}
+
+/* A WRITE of bytes [at, at + len) of unit `unit` (file 0, generation gen). */
+static size_t part_call(unsigned char *b, uint32_t xid, uint32_t unit, size_t at, size_t len,
+			uint64_t gen)
+{
+	unsigned char u[KFRAG_UNIT];
+	size_t o = write_call(b, xid, unit, 0, gen);
+
+	put32(b + o - 16, unit * KFRAG_UNIT + at); /* offset */
+	put32(b + o - 12, len);                    /* count */
+	put32(b + o - 4, len);                     /* data length */
+	kfrag_stamp_unit(u, 0, 0, unit, gen);
+	memcpy(b + o, u + at, len);
+	return o + len;
 }
 
 /* Send bytes on the TCP stream in MSS-sized segments from the current seq. */
@@ -242,6 +261,28 @@ static int fixture_disk(const char *dir, const char *manifest)
 	return 0;
 }
 
+static void fixture_udp_parts(void)
+{
+	unsigned char call[2048];
+	size_t clen, at;
+
+	for (at = 0; at < KFRAG_UNIT; at += 1024) {
+		clen = part_call(call, 0x3000 + at, 2, at, 1024, 1);
+		udp_datagram(call, clen, 1);
+	}
+	/* the head part resent intact: an RPC retransmission, not poisoned */
+	clen = part_call(call, 0x3000, 2, 0, 1024, 1);
+	udp_datagram(call, clen, 1);
+	/* the third part resent after write() returned: the buffer is poison */
+	clen = part_call(call, 0x3000 + 2048, 2, 2048, 1024, 1);
+	memset(call + clen - 1024, 0xdb, 1024);
+	udp_datagram(call, clen, 0);
+	/* a first transmission of a last part that is already poison */
+	clen = part_call(call, 0x4000, 3, 3072, 1024, 1);
+	memset(call + clen - 1024 + 100, 0xdb, 40);
+	udp_datagram(call, clen, 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -250,7 +291,7 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "disk") && argc == 4)
 		return fixture_disk(argv[2], argv[3]);
 	if (argc != 3) {
-		fprintf(stderr, "usage: mkfixture tcp|resend|udp|reconnect|empty|nowrite OUT.pcap | disk DIR MANIFEST\n");
+		fprintf(stderr, "usage: mkfixture tcp|resend|udp|udp-parts|reconnect|empty|nowrite OUT.pcap | disk DIR MANIFEST\n");
 		return 2;
 	}
 	pc = pcap_open_dead(DLT_EN10MB, 65535);
@@ -265,6 +306,8 @@ int main(int argc, char **argv)
 		fixture_tcp(1);
 	else if (!strcmp(what, "udp"))
 		fixture_udp();
+	else if (!strcmp(what, "udp-parts"))
+		fixture_udp_parts();
 	else if (!strcmp(what, "reconnect"))
 		fixture_reconnect();
 	else if (!strcmp(what, "nowrite")) {

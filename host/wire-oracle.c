@@ -1,5 +1,5 @@
 /*
- * wire-oracle PCAP [NFS_PORT]: the on-wire oracle of the red test.
+ * wire-oracle PCAP [NFS_PORT [VNET_HDR]]: the on-wire oracle of the red test.
  *
  * Reads the guest NIC's frames (scripts/vmrun VM_PCAP=), and for the
  * client->server direction to NFS_PORT (2049): reassembles IPv4 fragments
@@ -11,6 +11,11 @@
  * (common/stamp.h): stamp intact, body matches, stamp's unit = WRITE
  * offset, same file as the file handle's other WRITEs. A call whose xid was
  * seen before is an RPC retransmission; its data must equal the first's.
+ *
+ * VNET_HDR: bytes of virtio-net header before each frame: QEMU's
+ * filter-dump on a tap with vnet headers records them (10 or 12 bytes,
+ * by NIC model). Default "auto": the first frame that is IPv4 behind 0,
+ * 10 or 12 bytes decides for the whole capture.
  *
  * Prints KEY=VALUE lines; the counts that matter:
  *   rpc_retrans  calls whose xid was already seen
@@ -31,6 +36,7 @@
 #include "../common/stamp.h"
 
 static unsigned nfs_port = 2049;
+static int vnet_hdr = -1; /* -1: not known yet (auto) */
 static uint64_t frames, ip_frags, ip_frag_dup, tcp_segs, tcp_retrans_segs, udp_calls;
 static uint64_t tcp_reconnects;
 static uint64_t calls, write_calls, rpc_retrans, poisoned, write_bytes, details;
@@ -161,22 +167,25 @@ static void rpc_call(const unsigned char *p, size_t len, const char *where)
 		       where, xid, off, count);
 	}
 	file = fh_file(fh, fhlen);
-	if (off % KFRAG_UNIT || dlen % KFRAG_UNIT) {
-		bad = 1;
-		detail("%s xid=%08x offset=%" PRIu64 " count=%u: not whole 4 KiB units", where, xid, off, dlen);
-	}
-	for (i = 0; !bad && i < dlen / KFRAG_UNIT; i++) {
-		const unsigned char *u = data + (size_t)i * KFRAG_UNIT;
-		enum kfrag_verdict v = kfrag_check_unit(u, file ? *file : ~0u, off / KFRAG_UNIT + i, NULL);
+	/* unit by unit; a WRITE smaller than a unit is judged part by part */
+	for (i = 0; !bad && i < dlen;) {
+		uint64_t pos = off + i, unit = pos / KFRAG_UNIT;
+		size_t at = pos % KFRAG_UNIT, n = KFRAG_UNIT - at;
+		const unsigned char *u = data + i;
+		enum kfrag_verdict v;
 
-		if (v == KFRAG_OK && file && *file == ~0u)
+		if (n > dlen - i)
+			n = dlen - i;
+		v = kfrag_check_part(u, at, n, file ? *file : ~0u, unit);
+		if (v == KFRAG_OK && at == 0 && n >= 16 && file && *file == ~0u)
 			memcpy(file, u + 8, 4);
 		if (v != KFRAG_OK) {
 			bad = 1;
-			detail("%s xid=%08x offset=%" PRIu64 " count=%u: unit %" PRIu64 " is %s%s", where, xid,
-			       off, count, off / KFRAG_UNIT + i, kfrag_verdict_name(v),
-			       fresh ? "" : " (an RPC retransmission)");
+			detail("%s xid=%08x offset=%" PRIu64 " count=%u: unit %" PRIu64 "%s is %s%s", where,
+			       xid, off, count, unit, n < KFRAG_UNIT ? " (part)" : "",
+			       kfrag_verdict_name(v), fresh ? "" : " (an RPC retransmission)");
 		}
+		i += n;
 	}
 	poisoned += bad;
 #undef NEED
@@ -411,6 +420,20 @@ static void frame(const unsigned char *p, size_t len)
 	uint32_t s, d;
 
 	frames++;
+	if (vnet_hdr < 0) {
+		static const int hl[] = { 0, 10, 12 };
+		unsigned i;
+
+		for (i = 0; i < 3 && vnet_hdr < 0; i++)
+			if (len >= hl[i] + 15u && p[hl[i] + 12] == 0x08 && p[hl[i] + 13] == 0x00 &&
+			    p[hl[i] + 14] == 0x45)
+				vnet_hdr = hl[i];
+		if (vnet_hdr < 0)
+			return;
+	}
+	if (len < (size_t)vnet_hdr)
+		return;
+	p += vnet_hdr, len -= vnet_hdr;
 	if (len < 14 + 20 || p[12] != 0x08 || p[13] != 0x00)
 		return;
 	p += 14, len -= 14;
@@ -436,12 +459,14 @@ int main(int argc, char **argv)
 	pcap_t *pc;
 	int r;
 
-	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "usage: wire-oracle PCAP [NFS_PORT]\n");
+	if (argc < 2 || argc > 4) {
+		fprintf(stderr, "usage: wire-oracle PCAP [NFS_PORT [VNET_HDR]]\n");
 		return 2;
 	}
-	if (argc == 3)
+	if (argc >= 3)
 		nfs_port = atoi(argv[2]);
+	if (argc == 4 && strcmp(argv[3], "auto"))
+		vnet_hdr = atoi(argv[3]);
 	pc = pcap_open_offline(argv[1], err);
 	if (!pc) {
 		fprintf(stderr, "error: cannot read the capture %s: %s\n"
@@ -470,9 +495,9 @@ int main(int argc, char **argv)
 	printf("frames=%" PRIu64 "\nip_fragments=%" PRIu64 "\nip_fragment_copies=%" PRIu64
 	       "\ntcp_segments=%" PRIu64 "\ntcp_retrans_segments=%" PRIu64 "\nudp_calls=%" PRIu64
 	       "\nrpc_calls=%" PRIu64 "\nwrite_calls=%" PRIu64 "\nwrite_bytes=%" PRIu64
-	       "\nrpc_retrans=%" PRIu64 "\ntcp_reconnects=%" PRIu64 "\npoisoned=%" PRIu64 "\n",
+	       "\nvnet_hdr=%d\nrpc_retrans=%" PRIu64 "\ntcp_reconnects=%" PRIu64 "\npoisoned=%" PRIu64 "\n",
 	       frames, ip_frags, ip_frag_dup, tcp_segs, tcp_retrans_segs, udp_calls, calls,
-	       write_calls, write_bytes, rpc_retrans, tcp_reconnects, poisoned);
+	       write_calls, write_bytes, vnet_hdr, rpc_retrans, tcp_reconnects, poisoned);
 	if (!frames) {
 		fprintf(stderr, "error: the capture %s holds no frames: nothing was recorded, so nothing "
 			"can be judged\n  fix: check that the VM ran with VM_PCAP and reached the network\n",

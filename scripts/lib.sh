@@ -31,6 +31,27 @@ die() {
 
 log() { printf '>> %s\n' "$*" >&2; }
 
+# The tap backend (VM_NET=tap): a host tap interface with its own subnet.
+# QEMU's user networking (the default) offers virtio-net no checksum or
+# scatter-gather offload, so a virtio NIC there copies every sendpage; a
+# tap with vnet headers gives it SG/csum/TSO, the zero-copy path.
+TAP_IF=${TAP_IF:-kfragtap0}
+TAP_HOST=10.0.3.1
+TAP_GUEST=10.0.3.15
+tap_up() {
+	[ "$(id -u)" = 0 ] || die "VM_NET=tap needs root (it creates the tap $TAP_IF)" \
+		"fix: run as root, or use VM_NET=user"
+	[ -c /dev/net/tun ] || die "VM_NET=tap: no /dev/net/tun" "fix: modprobe tun, or use VM_NET=user"
+	! ip link show "$TAP_IF" >/dev/null 2>&1 ||
+		die "tap $TAP_IF exists: another run uses it (one tap run at a time)" \
+			"fix: wait for it, or remove a stale one: ip link del $TAP_IF"
+	ip tuntap add dev "$TAP_IF" mode tap vnet_hdr &&
+		ip addr add "$TAP_HOST/24" dev "$TAP_IF" &&
+		ip link set "$TAP_IF" up ||
+		die "could not set up tap $TAP_IF with $TAP_HOST/24 (ip said why, above)"
+}
+tap_down() { ip link del "$TAP_IF" 2>/dev/null || true; }
+
 # Queue of a variant: the base fixups always, then the product series.
 # Prints one patch path per line, in order.
 variant_queue() {
