@@ -101,7 +101,9 @@ static uint32_t netem_prob(double pct)
 	return p >= 4294967295.0 ? 0xffffffffu : (uint32_t)p;
 }
 
-static void nl_put(struct nlmsghdr *h, unsigned short type, const void *data, size_t len)
+/* not inlined: GCC 12 then takes h for the header alone and warns */
+static __attribute__((noinline)) void nl_put(struct nlmsghdr *h, unsigned short type,
+					     const void *data, size_t len)
 {
 	struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
 

@@ -17,11 +17,21 @@
  *   KFRAG_GAP_MS idle time before each write (0); with one writer, every
  *     write is an isolated one on an idle link
  *   KFRAG_SEED
+ * Faults (the robustness scenarios):
+ *   KFRAG_KILL_AT s: SIGKILL every writer s seconds in, mid-write
+ *   KFRAG_BLACKHOLE s:d: from s seconds in, drop every packet to the
+ *     server for d seconds (netem loss=100), then restore the profile
+ *   KFRAG_UMOUNT_F_AT s: umount -f (MNT_FORCE: aborts the calls in flight)
+ *   KFRAG_CYCLES n: n mount, write, umount cycles before the workload
+ *   KFRAG_ERRORS_OK 1: a failed write (EIO from a soft mount) is counted,
+ *     its units may hold either generation, and the writer goes on
  * Output: KFRAG-KV lines (writes, MB/s, latencies, hung writes, RPC
- * counters, netem counters) and one KFRAG-MANIFEST line per file:
+ * counters, netem counters, the destructor accounting of dtortrace.h
+ * after the umount, kmemleak's report count when the kernel has it) and one KFRAG-MANIFEST line per file:
  *   KFRAG-MANIFEST: file=F units=U gens=G,G,...   (G = last generation whose
  *   write() returned; "G+" when a write of G+1 was still in flight)
- * Exit: 0 the workload ran; 2 bad arguments; 3 netem; 4 mount; 5 writes failed.
+ * Exit: 0 the workload ran; 2 bad arguments; 3 netem; 4 mount; 5 writes failed
+ * (unless KFRAG_ERRORS_OK) or none completed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,6 +49,7 @@
 #include <unistd.h>
 
 #include "../common/stamp.h"
+#include "dtortrace.h"
 #include "netem.h"
 
 #define MAXWRITERS 32
@@ -55,7 +66,9 @@ struct writer_state {
 };
 
 static struct writer_state *ws;
-static volatile uint32_t *gens; /* [writer][unit] */
+static volatile uint32_t *gens;   /* [writer][unit] */
+static volatile uint8_t *unsure;  /* [writer][unit]: a write of gens+1 failed */
+static int errors_ok;
 static unsigned nwriters, units, maxunits, secs, deadline, gap_ms;
 static unsigned long seed;
 
@@ -108,8 +121,13 @@ static int do_write(int w, int fd, unsigned char *buf, uint32_t unit, uint32_t n
 	r = pwrite(fd, buf, len, (off_t)unit * KFRAG_UNIT);
 	dt = now_us() - t0;
 	if (r == (ssize_t)len)
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			g[unit + i]++;
+			unsure[(size_t)w * units + unit + i] = 0;
+		}
+	else /* the server may or may not have the new generation */
+		for (i = 0; i < n; i++)
+			unsure[(size_t)w * units + unit + i] = 1;
 	s->inflight_start_us = 0;
 	/* write() returned: the application reuses its buffer at once */
 	for (i = 0; i < n; i++)
@@ -146,13 +164,13 @@ static void writer(int w, uint64_t end_us)
 	/* every unit gets generation 1, in order; then random rewrites */
 	for (u = 0; u < units; u += n) {
 		n = units - u < maxunits ? units - u : maxunits;
-		if (do_write(w, fd, buf, u, n))
+		if (do_write(w, fd, buf, u, n) && !errors_ok)
 			_exit(1);
 	}
 	while (now_us() < end_us) {
 		n = 1 + random() % maxunits;
 		u = random() % (units - n + 1);
-		if (do_write(w, fd, buf, u, n))
+		if (do_write(w, fd, buf, u, n) && !errors_ok)
 			_exit(1);
 	}
 	close(fd);
@@ -224,17 +242,72 @@ static int do_mount(void)
 	return 0;
 }
 
+/* One small O_DIRECT file per mount/umount cycle, read back. */
+static int cycle_write(unsigned c)
+{
+	unsigned char *buf, *back;
+	char path[64];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "/mnt/cycle%03u.dat", c);
+	if (posix_memalign((void **)&buf, KFRAG_UNIT, KFRAG_UNIT) ||
+	    posix_memalign((void **)&back, KFRAG_UNIT, KFRAG_UNIT))
+		return -1;
+	kfrag_stamp_unit(buf, 1000 + c, 0, 0, 1);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0644);
+	ok = fd >= 0 && pwrite(fd, buf, KFRAG_UNIT, 0) == KFRAG_UNIT &&
+	     pread(fd, back, KFRAG_UNIT, 0) == KFRAG_UNIT && !memcmp(buf, back, KFRAG_UNIT);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	free(back);
+	return ok ? 0 : -1;
+}
+
+/* kmemleak (debug kernels): two scans, then the number of reports. */
+static void kmemleak_report(void)
+{
+	char line[256];
+	unsigned n = 0;
+	FILE *f;
+	int i;
+
+	if (access("/sys/kernel/debug/kmemleak", W_OK))
+		return;
+	for (i = 0; i < 2; i++) {
+		f = fopen("/sys/kernel/debug/kmemleak", "w");
+		if (!f)
+			return;
+		fputs("scan", f);
+		fclose(f);
+	}
+	f = fopen("/sys/kernel/debug/kmemleak", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "unreferenced object", 19))
+			continue;
+		if (++n <= 3) {
+			line[strcspn(line, "\n")] = 0;
+			printf("KFRAG-KV: kmemleak.%u=%s\n", n, line);
+		}
+	}
+	if (f)
+		fclose(f);
+	printf("KFRAG-KV: kmemleak=%u\n", n);
+	fflush(stdout);
+}
+
 int main(void)
 {
 	struct netem_spec ns;
 	char err[512];
 	const char *spec = env_str("KFRAG_NETEM", "-");
 	uint64_t t0, end_us, give_up, wall;
-	unsigned w, stuck = 0;
+	unsigned w, stuck = 0, cycles, umount_f_at, umount_f_done = 0, kill_at, bh_at, bh_for, killed = 0, bh_state = 0;
+	struct netem_spec hole;
 	unsigned long long writes = 0, bytes = 0, errors = 0, hung = 0, nlat = 0;
 	long long calls, retrans, sent, drops;
 	uint32_t *lat;
-	int rc, status;
+	int rc, status, tracing;
 	pid_t pids[MAXWRITERS];
 
 	nwriters = env_num("KFRAG_WRITERS", 4);
@@ -242,6 +315,13 @@ int main(void)
 	maxunits = env_num("KFRAG_MAXKB", 64) / 4;
 	secs = env_num("KFRAG_SECS", 30);
 	deadline = env_num("KFRAG_DEADLINE", 10);
+	errors_ok = env_num("KFRAG_ERRORS_OK", 0) != 0;
+	kill_at = env_num("KFRAG_KILL_AT", 0);
+	umount_f_at = env_num("KFRAG_UMOUNT_F_AT", 0);
+	if (sscanf(env_str("KFRAG_BLACKHOLE", "0:0"), "%u:%u", &bh_at, &bh_for) != 2) {
+		kv_error("kfrag.blackhole must be START:SECONDS");
+		return 2;
+	}
 	gap_ms = env_num("KFRAG_GAP_MS", 0);
 	seed = env_num("KFRAG_SEED", 1);
 	if (!nwriters || nwriters > MAXWRITERS || !maxunits || units < maxunits) {
@@ -257,6 +337,23 @@ int main(void)
 		return 3;
 	}
 	printf("KFRAG-KV: netem=%s\n", spec);
+	tracing = dtortrace_start();
+	cycles = env_num("KFRAG_CYCLES", 0);
+	for (w = 0; w < cycles; w++) {
+		rc = do_mount();
+		if (rc)
+			return rc;
+		if (cycle_write(w)) {
+			kv_error("a write in a mount/umount cycle failed");
+			return 5;
+		}
+		if (umount("/mnt")) {
+			kv_error("umount in a mount/umount cycle failed");
+			return 5;
+		}
+	}
+	if (cycles)
+		printf("KFRAG-KV: mount_cycles=%u\n", cycles);
 	rc = do_mount();
 	if (rc)
 		return rc;
@@ -265,7 +362,9 @@ int main(void)
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	gens = mmap(NULL, sizeof(*gens) * nwriters * units, PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (ws == MAP_FAILED || gens == MAP_FAILED) {
+	unsure = mmap(NULL, nwriters * units, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (ws == MAP_FAILED || gens == MAP_FAILED || unsure == MAP_FAILED) {
 		kv_error("mmap failed");
 		return 5;
 	}
@@ -303,6 +402,38 @@ int main(void)
 		}
 		if (!running || now > give_up)
 			break;
+		if (kill_at && !killed && now - t0 >= (uint64_t)kill_at * 1000000) {
+			unsigned mid = 0;
+
+			for (w = 0; w < nwriters; w++) {
+				mid += ws[w].inflight_start_us != 0;
+				if (pids[w])
+					kill(pids[w], SIGKILL);
+			}
+			killed = 1;
+			printf("KFRAG-KV: killed_writers=%u\nKFRAG-KV: killed_mid_write=%u\n",
+			       nwriters, mid);
+			fflush(stdout);
+		}
+		if (umount_f_at && !umount_f_done && now - t0 >= (uint64_t)umount_f_at * 1000000) {
+			/* busy: it stays mounted, the calls in flight fail */
+			printf("KFRAG-KV: umount_f=%s\n",
+			       umount2("/mnt", MNT_FORCE) ? strerror(errno) : "unmounted");
+			fflush(stdout);
+			umount_f_done = 1;
+		}
+		if (bh_for && bh_state == 0 && now - t0 >= (uint64_t)bh_at * 1000000) {
+			netem_parse("loss=100", &hole, err, sizeof(err));
+			if (netem_setup("eth0", &hole, err, sizeof(err)))
+				printf("KFRAG-KV: blackhole.error=%s\n", err);
+			bh_state = 1;
+		} else if (bh_state == 1 && now - t0 >= (uint64_t)(bh_at + bh_for) * 1000000) {
+			if (netem_setup("eth0", &ns, err, sizeof(err)))
+				printf("KFRAG-KV: blackhole.error=%s\n", err);
+			bh_state = 2;
+			printf("KFRAG-KV: blackhole_secs=%u\n", bh_for);
+			fflush(stdout);
+		}
 		usleep(100000);
 	}
 	wall = now_us() - t0;
@@ -347,16 +478,28 @@ int main(void)
 		printf("KFRAG-MANIFEST: file=%u units=%u gens=", w, units);
 		for (u = 0; u < units; u++)
 			printf("%s%u%s", u ? "," : "", g[u],
-			       inflight && u >= ws[w].inflight_unit &&
-			       u < ws[w].inflight_unit + ws[w].inflight_n ? "+" : "");
+			       unsure[(size_t)w * units + u] ||
+			       (inflight && u >= ws[w].inflight_unit &&
+				u < ws[w].inflight_unit + ws[w].inflight_n) ? "+" : "");
 		printf("\n");
 	}
 	fflush(stdout);
-	if (!stuck && umount("/mnt"))
+	/* killed writers' RPCs may still run: give them the deadline to end */
+	for (w = 0, rc = -1; !stuck && w < deadline * 10; w++) {
+		rc = umount("/mnt");
+		if (!rc || errno != EBUSY)
+			break;
+		usleep(100000);
+	}
+	if (!stuck && rc)
 		printf("KFRAG-KV: umount.error=%s\n", strerror(errno));
+	t0 = now_us();
+	dtortrace_report(tracing);
+	printf("KFRAG-KV: dtor.report_secs=%.1f\n", (now_us() - t0) / 1e6);
+	kmemleak_report();
 	if (!writes) {
 		kv_error("no write completed");
 		return 5;
 	}
-	return errors ? 5 : 0;
+	return errors && !errors_ok ? 5 : 0;
 }

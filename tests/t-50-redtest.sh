@@ -151,9 +151,28 @@ t_redtest_series_default() {
 		"$(kvget tcp_retrans_segments "$R/wire.kv") retransmitted segments"
 }
 
+# UDP, one frame per WRITE: netem's duplicates, delayed by jitter past the
+# write's COMMIT, carry the buffer's next contents on vanilla; not on the
+# series (the duplicate holds a destructor reference).
+t_redtest_udp() {
+	local p
+	redtest_run vanilla default udp
+	p=$(kvget poisoned "$R/wire.kv")
+	echo "vanilla, default profile, UDP: $(kvget writes "$R/guest.kv") writes, $p poisoned," \
+		"$(kvget corrupted "$R/disk.kv") corrupted blocks"
+	[ "${p:-0}" -gt 0 ] || { echo "    vanilla gave no poisoned transmission over UDP"; return 1; }
+	redtest_run series default udp
+	want poisoned 0 "$R/wire.kv"
+	want corrupted 0 "$R/disk.kv"
+	want hung_writes 0 "$R/guest.kv"
+	echo "series, default profile, UDP: $(kvget writes "$R/guest.kv") writes, 0 poisoned"
+	[ "$(kvget writes "$R/guest.kv")" -gt 100 ] || { echo "    too few writes to mean anything"; return 1; }
+}
+
 register redtest-vanilla-default-poisons t_redtest_vanilla_default
 register redtest-series-default-clean t_redtest_series_default
 register redtest-vanilla-clean t_redtest_vanilla_clean
+register redtest-udp-vanilla-poisons-series-clean t_redtest_udp
 
 # An isolated write on an idle link completes (no waiting for the next
 # packet): virtio-net with offloads (tap backend), NFS over UDP with
