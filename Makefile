@@ -10,7 +10,7 @@ GUEST_BINS    := $(BUILD_DIR)/initramfs/init $(GUEST_TESTS:%=$(BUILD_DIR)/initra
 HOST_BINS     := $(patsubst host/%.c,$(BUILD_DIR)/host/%,$(wildcard host/*.c))
 HEADERS       := $(wildcard common/*.h guest/*.h)
 
-.PHONY: all deps demo test kernels initramfs host clean
+.PHONY: all deps demo test kernels initramfs host clean bench faults faults-debug acceptance soak
 all: initramfs host
 
 deps:
@@ -21,6 +21,18 @@ demo: deps
 
 test: deps
 	@tests/run
+
+# Long runs, not in `make test`:
+bench: deps       # benchmarks -> docs/results/bench.md + PNGs
+	@scripts/bench
+faults: deps      # robustness scenarios, vanilla beside series
+	@scripts/faults
+faults-debug: deps
+	@DEBUG=1 scripts/faults
+acceptance: deps  # every profile, TCP and UDP, >= 100,000 series writes
+	@scripts/acceptance
+soak: deps        # 30 min of the hostile profile, 8 writers -> docs/results/soak.md
+	@scripts/soak
 
 kernels: initramfs host
 	@for v in vanilla series; do scripts/build-kernel $$v || exit 1; done

@@ -26,7 +26,7 @@
  *   KFRAG_ERRORS_OK 1: a failed write (EIO from a soft mount) is counted,
  *     its units may hold either generation, and the writer goes on
  * Output: KFRAG-KV lines (writes, MB/s, latencies, hung writes, RPC
- * counters, netem counters, the destructor accounting of dtortrace.h
+ * counters, netem counters, guest CPU busy %, the destructor accounting of dtortrace.h
  * after the umount, kmemleak's report count when the kernel has it) and one KFRAG-MANIFEST line per file:
  *   KFRAG-MANIFEST: file=F units=U gens=G,G,...   (G = last generation whose
  *   write() returned; "G+" when a write of G+1 was still in flight)
@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "../common/stamp.h"
+#include "cpustat.h"
 #include "dtortrace.h"
 #include "netem.h"
 
@@ -306,6 +307,7 @@ int main(void)
 	struct netem_spec hole;
 	unsigned long long writes = 0, bytes = 0, errors = 0, hung = 0, nlat = 0;
 	long long calls, retrans, sent, drops;
+	unsigned long long busy0, total0, busy1, total1;
 	uint32_t *lat;
 	int rc, status, tracing;
 	pid_t pids[MAXWRITERS];
@@ -368,6 +370,7 @@ int main(void)
 		kv_error("mmap failed");
 		return 5;
 	}
+	cpu_sample(&busy0, &total0);
 	t0 = now_us();
 	end_us = t0 + (uint64_t)secs * 1000000;
 	for (w = 0; w < nwriters; w++) {
@@ -437,6 +440,7 @@ int main(void)
 		usleep(100000);
 	}
 	wall = now_us() - t0;
+	cpu_sample(&busy1, &total1);
 	for (w = 0; w < nwriters; w++)
 		if (pids[w]) {
 			stuck++;
@@ -462,6 +466,8 @@ int main(void)
 	       "KFRAG-KV: secs=%.1f\nKFRAG-KV: mbps=%.2f\n",
 	       nwriters, writes, bytes, errors, hung, stuck, wall / 1e6,
 	       wall ? bytes / (wall / 1e6) / 1e6 : 0.0);
+	if (total1 > total0)
+		printf("KFRAG-KV: cpu_busy_pct=%.1f\n", 100.0 * (busy1 - busy0) / (total1 - total0));
 	if (nlat)
 		printf("KFRAG-KV: lat_p50_ms=%.1f\nKFRAG-KV: lat_p99_ms=%.1f\nKFRAG-KV: lat_max_ms=%.1f\n",
 		       lat[nlat / 2] / 1e3, lat[nlat * 99 / 100] / 1e3, lat[nlat - 1] / 1e3);

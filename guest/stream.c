@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "../common/pattern.h"
+#include "cpustat.h"
 
 #define CHUNK (64 * 1024)
 #define FILE_BYTES (8 << 20)
@@ -37,24 +38,6 @@ static double now(void)
 	return tv.tv_sec + tv.tv_usec / 1e6;
 }
 
-/* busy and total jiffies of all CPUs */
-static void cpu_sample(unsigned long long *busy, unsigned long long *total)
-{
-	unsigned long long v[10] = { 0 };
-	FILE *f = fopen("/proc/stat", "r");
-	int i;
-
-	*busy = *total = 0;
-	if (!f)
-		return;
-	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-		   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) >= 4) {
-		for (i = 0; i < 8; i++)
-			*total += v[i];
-		*busy = *total - v[3] - v[4]; /* minus idle and iowait */
-	}
-	fclose(f);
-}
 
 static int tcp_connect(const char *host, int port)
 {

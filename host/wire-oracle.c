@@ -21,6 +21,8 @@
  *   rpc_retrans  calls whose xid was already seen
  *   poisoned     WRITE transmissions (RPC calls, TCP segments, IP fragments)
  *                that carry other bytes than the application passed
+ *   poisoned_rpc_resends  of those, RPC calls whose xid was seen before
+ *                (what copy-on-resend is meant to fix)
  * and up to 20 "detail=" lines naming the poisoned ones.
  * Exit 0 analysed; 1 unusable input (no such file, not a pcap, no frames,
  * no NFS WRITE at all: never a silent "0 poisoned"); 2 usage.
@@ -39,7 +41,7 @@ static unsigned nfs_port = 2049;
 static int vnet_hdr = -1; /* -1: not known yet (auto) */
 static uint64_t frames, ip_frags, ip_frag_dup, tcp_segs, tcp_retrans_segs, udp_calls;
 static uint64_t tcp_reconnects;
-static uint64_t calls, write_calls, rpc_retrans, poisoned, write_bytes, details;
+static uint64_t calls, write_calls, rpc_retrans, poisoned, poisoned_rpc_resends, write_bytes, details;
 
 static void detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void detail(const char *fmt, ...)
@@ -188,6 +190,8 @@ static void rpc_call(const unsigned char *p, size_t len, const char *where)
 		i += n;
 	}
 	poisoned += bad;
+	if (bad && !fresh)
+		poisoned_rpc_resends++;
 #undef NEED
 }
 
@@ -495,9 +499,9 @@ int main(int argc, char **argv)
 	printf("frames=%" PRIu64 "\nip_fragments=%" PRIu64 "\nip_fragment_copies=%" PRIu64
 	       "\ntcp_segments=%" PRIu64 "\ntcp_retrans_segments=%" PRIu64 "\nudp_calls=%" PRIu64
 	       "\nrpc_calls=%" PRIu64 "\nwrite_calls=%" PRIu64 "\nwrite_bytes=%" PRIu64
-	       "\nvnet_hdr=%d\nrpc_retrans=%" PRIu64 "\ntcp_reconnects=%" PRIu64 "\npoisoned=%" PRIu64 "\n",
+	       "\nvnet_hdr=%d\nrpc_retrans=%" PRIu64 "\ntcp_reconnects=%" PRIu64 "\npoisoned=%" PRIu64 "\npoisoned_rpc_resends=%" PRIu64 "\n",
 	       frames, ip_frags, ip_frag_dup, tcp_segs, tcp_retrans_segs, udp_calls, calls,
-	       write_calls, write_bytes, vnet_hdr, rpc_retrans, tcp_reconnects, poisoned);
+	       write_calls, write_bytes, vnet_hdr, rpc_retrans, tcp_reconnects, poisoned, poisoned_rpc_resends);
 	if (!frames) {
 		fprintf(stderr, "error: the capture %s holds no frames: nothing was recorded, so nothing "
 			"can be judged\n  fix: check that the VM ran with VM_PCAP and reached the network\n",

@@ -10,6 +10,16 @@ want() { # want KEY VALUE FILE
 	[ "$got" = "$2" ] || { echo "    $1=$got, expected $2 (in $3)"; sed 's/^/    | /' "$3"; return 1; }
 }
 
+# The series' destructor accounting (guest/dtortrace.h) in run dir $R:
+# every destructor destroyed exactly once, none live, the trace complete.
+dtor_ok() {
+	want dtor.trace complete "$R/guest.kv"
+	want dtor.bad 0 "$R/guest.kv"
+	want dtor.live_at_end 0 "$R/guest.kv"
+	want dtor.destroys "$(kvget dtor.inits "$R/guest.kv")" "$R/guest.kv"
+	[ "$(kvget dtor.inits "$R/guest.kv")" -gt 0 ] || { echo "    no destructor was traced"; return 1; }
+}
+
 t_oracle_wire() {
 	local f=$1
 	fx "$f" "$SCRATCH/$f.pcap"
@@ -143,6 +153,7 @@ t_redtest_series_default() {
 	want poisoned 0 "$R/wire.kv"
 	want corrupted 0 "$R/disk.kv"
 	want hung_writes 0 "$R/guest.kv"
+	dtor_ok
 	[ "$(kvget writes "$R/guest.kv")" -gt 100 ] || { echo "    too few writes to mean anything"; return 1; }
 	# the link did its part: duplicates and TCP retransmissions happened
 	[ "$(kvget tcp_retrans_segments "$R/wire.kv")" -gt 100 ] ||
@@ -165,6 +176,7 @@ t_redtest_udp() {
 	want poisoned 0 "$R/wire.kv"
 	want corrupted 0 "$R/disk.kv"
 	want hung_writes 0 "$R/guest.kv"
+	dtor_ok
 	echo "series, default profile, UDP: $(kvget writes "$R/guest.kv") writes, 0 poisoned"
 	[ "$(kvget writes "$R/guest.kv")" -gt 100 ] || { echo "    too few writes to mean anything"; return 1; }
 }
@@ -200,3 +212,40 @@ t_isolated_write() {
 	done
 }
 register isolated-write-completes t_isolated_write
+
+# Bad input to the harness: each a clear error, never a row of results.
+t_harness_bad_input() {
+	expect_fail "no scenario 'nope'" "known: server-restart" -- scripts/faults nope
+	printf 'broken delay=soon -\n' > "$SCRATCH/bad.profiles"
+	expect_fail "no profile 'nope'" "known: broken" -- \
+		env PROFILES_FILE="$SCRATCH/bad.profiles" scripts/redtest vanilla nope tcp
+	expect_fail "the guest run failed" "netem" -- \
+		env PROFILES_FILE="$SCRATCH/bad.profiles" KERNEL="$(kernel_of vanilla)" SECS=2 \
+		REDTEST_RUN=test-bad-profile scripts/redtest vanilla broken tcp
+	expect_fail "kfrag.blackhole must be START:SECONDS" -- \
+		env BLACKHOLE=soon KERNEL="$(kernel_of vanilla)" SECS=2 REDTEST_RUN=test-bad-blackhole \
+		scripts/redtest vanilla clean tcp
+	# a server that is not there: nothing listens on the MNT port
+	expect_fail "mount 10.0.2.2:/export failed" "Connection refused" -- \
+		env VM_NIC=e1000 VM_TIMEOUT=90 VM_LOG="$SCRATCH/unreach.log" scripts/vmrun \
+		"$(kernel_of vanilla)" redtest kfrag.export=/export kfrag.mntport=9
+	expect_fail "nothing to resume" -- env NFS_DIR="$SCRATCH/nfs-none" scripts/nfs-server resume
+	[ ! -s "$BUILD_DIR/redtest/test-bad-profile/row.tsv" ] || { echo "    a failed run left a result row"; return 1; }
+}
+register harness-bad-input t_harness_bad_input
+
+# A robustness scenario in the suite (the rest: make faults / faults-debug):
+# writers SIGKILLed mid-write, series only - every destructor destroyed.
+t_fault_kill() {
+	[ -s "$(kernel_of series)" ] || { echo "    no series kernel: build-series failed"; return 1; }
+	KILL_AT=8 KERNEL=$(kernel_of series) REDTEST_RUN=test-fault-kill SECS=15 \
+		scripts/redtest series default tcp >/dev/null
+	R=$BUILD_DIR/redtest/test-fault-kill
+	want poisoned 0 "$R/wire.kv"
+	want corrupted 0 "$R/disk.kv"
+	dtor_ok
+	[ "$(kvget killed_mid_write "$R/guest.kv")" -gt 0 ] || { echo "    no writer was killed mid-write"; return 1; }
+	echo "series: $(kvget killed_mid_write "$R/guest.kv") writers killed mid-write;" \
+		"$(kvget dtor.inits "$R/guest.kv") destructors, each destroyed once"
+}
+register fault-kill-series t_fault_kill
