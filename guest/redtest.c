@@ -17,6 +17,8 @@
  *   KFRAG_GAP_MS idle time before each write (0); with one writer, every
  *     write is an isolated one on an idle link
  *   KFRAG_SEED
+ *   KFRAG_RPC_DEBUG sunrpc's rpc_debug flags from the mount on (default:
+ *     129, XPRT|TRANS, set only when a write hangs)
  * Faults (the robustness scenarios):
  *   KFRAG_KILL_AT s: SIGKILL every writer s seconds in, mid-write
  *   KFRAG_BLACKHOLE s:d: from s seconds in, drop every packet to the
@@ -177,6 +179,23 @@ static void writer(int w, uint64_t end_us)
 	close(fd);
 	ws[w].done = 1;
 	_exit(0);
+}
+
+/*
+ * A write hangs: the kernel lists its RPC tasks and their wait queues
+ * (any write to rpc_debug does), and from then on logs what the RPC
+ * transport does (RPCDBG_XPRT | RPCDBG_TRANS, or KFRAG_RPC_DEBUG).
+ */
+static void rpc_show_tasks(void)
+{
+	const char *v = env_str("KFRAG_RPC_DEBUG", "129");
+	int fd = open("/proc/sys/sunrpc/rpc_debug", O_WRONLY);
+
+	if (fd >= 0) {
+		if (write(fd, v, strlen(v)) != (ssize_t)strlen(v))
+			perror("rpc_debug");
+		close(fd);
+	}
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -359,6 +378,8 @@ int main(void)
 	rc = do_mount();
 	if (rc)
 		return rc;
+	if (getenv("KFRAG_RPC_DEBUG")) /* asked for from the start */
+		rpc_show_tasks();
 
 	ws = mmap(NULL, sizeof(*ws) * nwriters, PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -401,6 +422,7 @@ int main(void)
 				       s->inflight_unit, s->inflight_n,
 				       (unsigned long long)(now - st) / 1000000);
 				fflush(stdout);
+				rpc_show_tasks();
 			}
 		}
 		if (!running || now > give_up)
