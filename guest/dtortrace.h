@@ -66,7 +66,9 @@ static int dtortrace_start(void)
 
 struct dt_slot {
 	unsigned long addr;
-	int live, zero; /* zero: an unref has reported 0 */
+	int live, zero;	/* zero: an unref has reported 0 */
+	long balance;	/* this lifetime's refs - unrefs, init's reference included */
+	int open;	/* a lifetime began (init) and was not checked yet */
 };
 
 static struct dt_slot *dt_slot(struct dt_slot *t, unsigned long a)
@@ -128,27 +130,32 @@ static void dtortrace_report(int started)
 			break;
 		}
 		/*
-		 * Counts are compared with 0, not with each other: an event is
-		 * recorded just after its atomic operation, so a softirq's
-		 * ref/unref can land in the trace between another context's
-		 * operation and its event.
+		 * An event is recorded just after its atomic operation, so a
+		 * softirq's ref/unref can land in the trace between another
+		 * context's operation and its event, even after the destroy
+		 * event. So the rules are on values, which the operations
+		 * return atomically, and on each lifetime's balance (checked
+		 * at the next init and at the end), not on the order.
 		 */
 		if (!strcmp(ev, "init")) {
 			inits++;
-			if (s->live)
-				why = "init of a live destructor";
-			s->live = 1;
+			if (s->open && (s->live || s->balance || !s->zero))
+				why = s->live ? "init of a live destructor" :
+					"refs and unrefs of the previous lifetime do not balance";
+			s->live = s->open = 1;
 			s->zero = 0;
+			s->balance = 1;
 		} else if (!strcmp(ev, "destroy")) {
 			destroys++;
 			if (!s->live || !s->zero)
 				why = s->live ? "destroy before the count reached 0" :
-					"destroy of a dead destructor";
+					"second destroy";
 			s->live = 0;
 		} else {
 			*(ev[0] == 'r' ? &refs : &unrefs) += 1;
-			if (!s->live)
-				why = "ref/unref of a dead destructor";
+			s->balance += ev[0] == 'r' ? 1 : -1;
+			if (!s->open)
+				why = "ref/unref of a destructor never initialised";
 			else if (ref < 0)
 				why = "count below zero";
 			else if (ev[0] == 'r' && ref <= 1)
@@ -164,8 +171,12 @@ static void dtortrace_report(int started)
 		}
 	}
 	fclose(f);
-	for (i = 0; i < DT_SLOTS; i++)
+	for (i = 0; i < DT_SLOTS; i++) {
 		live += t[i].live;
+		if (t[i].open && !t[i].live && (t[i].balance || !t[i].zero) && ++bad <= 5)
+			printf("KFRAG-KV: dtor.bad.%llu=refs and unrefs do not balance: destructor=%lx "
+			       "balance=%ld\n", bad, t[i].addr, t[i].balance);
+	}
 	free(t);
 	printf("KFRAG-KV: dtor.trace=%s\nKFRAG-KV: dtor.inits=%llu\nKFRAG-KV: dtor.destroys=%llu\n"
 	       "KFRAG-KV: dtor.refs=%llu\nKFRAG-KV: dtor.unrefs=%llu\nKFRAG-KV: dtor.live_at_end=%llu\n"
