@@ -105,6 +105,24 @@ static inline const char *kfrag_verdict_name(enum kfrag_verdict v)
 }
 
 /*
+ * The stamp at the start of a unit found at (file, unit); file may be ~0u
+ * for "any". Copies it to *s and says whether it is poison, torn or
+ * someone else's; KFRAG_OK leaves the body to the caller.
+ */
+static inline enum kfrag_verdict kfrag_check_stamp(const unsigned char *u, uint32_t file,
+						   uint64_t unit, struct kfrag_stamp *s)
+{
+	memcpy(s, u, sizeof(*s));
+	if (s->magic == KFRAG_POISON_MAGIC)
+		return KFRAG_POISON;
+	if (s->magic != KFRAG_STAMP_MAGIC || s->check != kfrag_stamp_check(s))
+		return KFRAG_BAD_STAMP;
+	if (s->unit != unit || (file != ~0u && s->file != file))
+		return KFRAG_WRONG_UNIT;
+	return KFRAG_OK;
+}
+
+/*
  * Check one 4 KiB unit found at (file, unit); file may be ~0u for "any".
  * On KFRAG_OK, *gen holds its generation. The body is recomputed, not
  * just summed: a stale body under a fresh stamp is caught too.
@@ -114,14 +132,10 @@ static inline enum kfrag_verdict kfrag_check_unit(const unsigned char *u, uint32
 {
 	struct kfrag_stamp s;
 	unsigned char body[KFRAG_UNIT - KFRAG_STAMP_HDR];
+	enum kfrag_verdict v = kfrag_check_stamp(u, file, unit, &s);
 
-	memcpy(&s, u, sizeof(s));
-	if (s.magic == KFRAG_POISON_MAGIC)
-		return KFRAG_POISON;
-	if (s.magic != KFRAG_STAMP_MAGIC || s.check != kfrag_stamp_check(&s))
-		return KFRAG_BAD_STAMP;
-	if (s.unit != unit || (file != ~0u && s.file != file))
-		return KFRAG_WRONG_UNIT;
+	if (v != KFRAG_OK)
+		return v;
 	kfrag_pattern(kfrag_unit_seed(s.file, s.unit, s.gen), KFRAG_STAMP_HDR, body, sizeof(body));
 	if (s.sum != kfrag_sum(u + KFRAG_STAMP_HDR, sizeof(body)) ||
 	    memcmp(body, u + KFRAG_STAMP_HDR, sizeof(body)))
@@ -148,18 +162,15 @@ static inline enum kfrag_verdict kfrag_check_part(const unsigned char *p, size_t
 	};
 	unsigned char body[KFRAG_UNIT];
 	struct kfrag_stamp s;
+	enum kfrag_verdict v;
 	size_t i;
 
 	if (at == 0 && len == KFRAG_UNIT)
 		return kfrag_check_unit(p, file, unit, NULL);
 	if (at == 0 && len >= sizeof(s)) {
-		memcpy(&s, p, sizeof(s));
-		if (s.magic == KFRAG_POISON_MAGIC)
-			return KFRAG_POISON;
-		if (s.magic != KFRAG_STAMP_MAGIC || s.check != kfrag_stamp_check(&s))
-			return KFRAG_BAD_STAMP;
-		if (s.unit != unit || (file != ~0u && s.file != file))
-			return KFRAG_WRONG_UNIT;
+		v = kfrag_check_stamp(p, file, unit, &s);
+		if (v != KFRAG_OK)
+			return v;
 		kfrag_pattern(kfrag_unit_seed(s.file, s.unit, s.gen), KFRAG_STAMP_HDR, body,
 			      len - KFRAG_STAMP_HDR);
 		return memcmp(body, p + KFRAG_STAMP_HDR, len - KFRAG_STAMP_HDR) ?
