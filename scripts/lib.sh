@@ -31,6 +31,15 @@ die() {
 
 log() { printf '>> %s\n' "$*" >&2; }
 
+# kv KEY FILE: the last KEY=value of a KEY=value file (the red test's
+# guest.kv, wire.kv, disk.kv)
+kv() { sed -n "s/^$1=//p" "$2" | tail -n1; }
+# The destructors column of a red-test run's row (scripts/redtest computes
+# it from the guest's accounting): "N=N", "BAD:...", or "absent".
+destructors_of() { sed -n 2p "$1/row.tsv" | cut -f16; }
+# dtor_balanced VALUE: VALUE is "N=N", every destructor destroyed once
+dtor_balanced() { [[ $1 =~ ^([0-9]+)=([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]; }
+
 # The tap backend (VM_NET=tap): a host tap interface with its own subnet.
 # QEMU's user networking (the default) offers virtio-net no checksum or
 # scatter-gather offload, so a virtio NIC there copies every sendpage; a
