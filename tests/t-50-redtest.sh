@@ -130,8 +130,19 @@ t_redtest_vanilla_default() {
 	echo "vanilla, default profile: $p poisoned transmissions"
 }
 
+# Vanilla v3.1 itself can stall a clean TCP run: its xs_nospace() race
+# takes a WRITE for sent when the socket drained at the wrong moment, and
+# the reconnect after the resulting close retries a port in TIME_WAIT
+# (fixed in the series by patches 0026 and 0027). Such a run tests
+# nothing: it is run once more, and the test says so.
 t_redtest_vanilla_clean() {
 	redtest_run clean tcp
+	if [ "$(kvget writes "$R/guest.kv")" -le 100 ] && [ "$(kvget hung_writes "$R/guest.kv")" -gt 0 ]; then
+		echo "vanilla v3.1 stalled ($(kvget writes "$R/guest.kv") writes," \
+			"$(kvget hung_writes "$R/guest.kv") hung; run kept in $R): running it once more"
+		rm -rf "$R.stalled" && mv "$R" "$R.stalled"
+		redtest_run clean tcp
+	fi
 	want poisoned 0 "$R/wire.kv"
 	want corrupted 0 "$R/disk.kv"
 	[ "$(kvget writes "$R/guest.kv")" -gt 100 ] || { echo "    too few writes to mean anything"; return 1; }
