@@ -6,11 +6,17 @@
  * not live, no ref after the count reached 0, and none live once the NFS
  * mount is gone.
  *
- *   dtortrace_start()  enables the events (before the mount); returns 0
- *                      when the kernel has none (vanilla): "absent"
- *   dtortrace_report() stops tracing, replays the trace, prints KV lines:
- *     dtor.trace=absent|complete|lost   (lost: the ring buffer overran,
- *                                        the counts below are partial)
+ *   dtortrace_start()  enables the events (before the mount) and forks a
+ *                      reader that consumes trace_pipe as the run goes,
+ *                      so that runs of any length fit the ring buffer;
+ *                      returns 0 when the kernel has none (vanilla):
+ *                      "absent", or when KFRAG_DTORTRACE=0: "off"
+ *                      (benchmarks: the events cost time)
+ *   dtortrace_report() stops tracing; the reader drains the pipe and
+ *                      prints KV lines:
+ *     dtor.trace=absent|off|complete|lost   (lost: the ring buffer overran
+ *                                            or the reader failed: the
+ *                                            counts below are partial)
  *     dtor.inits dtor.destroys dtor.refs dtor.unrefs
  *     dtor.live_at_end   initialised, not destroyed
  *     dtor.bad           events that break the rules (the first few are
@@ -19,12 +25,15 @@
 #ifndef KFRAG_DTORTRACE_H
 #define KFRAG_DTORTRACE_H
 
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define DT_DIR "/sys/kernel/debug/tracing"
@@ -41,34 +50,17 @@ static int dt_write(const char *path, const char *val)
 	return ok ? 0 : -1;
 }
 
-static int dtortrace_start(void)
-{
-	static const char *ev[] = { "init", "ref", "unref", "destroy" };
-	char p[256];
-	unsigned i;
-
-	mkdir("/sys/kernel/debug", 0755);
-	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
-	if (access(DT_DIR "/events/skb/skb_frag_destructor_init/enable", W_OK))
-		return 0;
-	dt_write(DT_DIR "/tracing_on", "0");
-	dt_write(DT_DIR "/trace", "");
-	/* ~30 bytes an event; a 20 s run of 4 writers makes a few 100,000 */
-	dt_write(DT_DIR "/buffer_size_kb", "65536");
-	for (i = 0; i < 4; i++) {
-		snprintf(p, sizeof(p), DT_DIR "/events/skb/skb_frag_destructor_%s/enable", ev[i]);
-		if (dt_write(p, "1"))
-			return 0;
-	}
-	dt_write(DT_DIR "/tracing_on", "1");
-	return 1;
-}
-
 struct dt_slot {
 	unsigned long addr;
 	int live, zero;	/* zero: an unref has reported 0 */
 	long balance;	/* this lifetime's refs - unrefs, init's reference included */
 	int open;	/* a lifetime began (init) and was not checked yet */
+};
+
+struct dt_state {
+	struct dt_slot *t;
+	unsigned long long inits, destroys, refs, unrefs, bad;
+	int full;	/* more destructors than DT_SLOTS */
 };
 
 static struct dt_slot *dt_slot(struct dt_slot *t, unsigned long a)
@@ -87,102 +79,207 @@ static struct dt_slot *dt_slot(struct dt_slot *t, unsigned long a)
 	return NULL;
 }
 
+/* One line of the trace: check it against the rules, count it. */
+static void dt_line(struct dt_state *d, char *line)
+{
+	char *e = strstr(line, "skb_frag_destructor_"), ev[32];
+	const char *why = NULL;
+	struct dt_slot *s;
+	unsigned long a;
+	int ref = 0;
+
+	if (!e || line[0] == '#' || d->full)
+		return;
+	if (sscanf(e, "skb_frag_destructor_%31[a-z]: destructor=%lx ref=%d", ev, &a, &ref) < 2)
+		return;
+	s = dt_slot(d->t, a);
+	if (!s) {
+		printf("KFRAG-KV: dtor.error=more than %d destructors\n", DT_SLOTS);
+		d->full = 1;
+		return;
+	}
+	/*
+	 * An event is recorded just after its atomic operation, so a
+	 * softirq's ref/unref can land in the trace between another
+	 * context's operation and its event, even after the destroy
+	 * event. So the rules are on values, which the operations
+	 * return atomically, and on each lifetime's balance (checked
+	 * at the next init and at the end), not on the order.
+	 */
+	if (!strcmp(ev, "init")) {
+		d->inits++;
+		if (s->open && (s->live || s->balance || !s->zero))
+			why = s->live ? "init of a live destructor" :
+				"refs and unrefs of the previous lifetime do not balance";
+		s->live = s->open = 1;
+		s->zero = 0;
+		s->balance = 1;
+	} else if (!strcmp(ev, "destroy")) {
+		d->destroys++;
+		if (!s->live || !s->zero)
+			why = s->live ? "destroy before the count reached 0" :
+				"second destroy";
+		s->live = 0;
+	} else {
+		*(ev[0] == 'r' ? &d->refs : &d->unrefs) += 1;
+		s->balance += ev[0] == 'r' ? 1 : -1;
+		if (!s->open)
+			why = "ref/unref of a destructor never initialised";
+		else if (ref < 0)
+			why = "count below zero";
+		else if (ev[0] == 'r' && ref <= 1)
+			why = "ref of a destructor whose count had reached 0";
+		else if (ref == 0 && s->zero)
+			why = "count reached 0 twice";
+		if (ref == 0)
+			s->zero = 1;
+	}
+	if (why && ++d->bad <= 5) {
+		e[strcspn(e, "\n")] = 0;
+		printf("KFRAG-KV: dtor.bad.%llu=%s: %s\n", d->bad, why, e);
+	}
+}
+
+static unsigned long long dt_overruns(void)
+{
+	unsigned long long sum = 0, n;
+	char path[128], line[256];
+	int cpu;
+
+	for (cpu = 0; cpu < 64; cpu++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), DT_DIR "/per_cpu/cpu%d/stats", cpu);
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "overrun: %llu", &n) == 1)
+				sum += n;
+		fclose(f);
+	}
+	return sum;
+}
+
+static volatile sig_atomic_t dt_stop;
+static void dt_on_stop(int sig) { (void)sig; dt_stop = 1; }
+
+/*
+ * The reader (a child process): consume trace_pipe until told to stop
+ * (SIGUSR1, sent once tracing is off) and the pipe is empty, then print
+ * the report.
+ */
+static void dt_reader(void)
+{
+	static char buf[1 << 16];
+	struct dt_state d = { 0 };
+	size_t len = 0;
+	int fd, i, failed = 0;
+	unsigned long long live = 0;
+
+	signal(SIGUSR1, dt_on_stop);
+	d.t = calloc(DT_SLOTS, sizeof(*d.t));
+	fd = open(DT_DIR "/trace_pipe", O_RDONLY | O_NONBLOCK);
+	if (!d.t || fd < 0) {
+		printf("KFRAG-KV: dtor.trace=lost\nKFRAG-KV: dtor.error=cannot read "
+		       DT_DIR "/trace_pipe\n");
+		fflush(stdout);
+		_exit(1);
+	}
+	for (;;) {
+		int stop = dt_stop; /* read before the pipe: empty after it means drained */
+		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		char *p, *nl;
+
+		if (n > 0) {
+			len += n;
+			buf[len] = 0;
+			for (p = buf; (nl = strchr(p, '\n')); p = nl + 1) {
+				*nl = 0;
+				dt_line(&d, p);
+			}
+			len -= p - buf;
+			memmove(buf, p, len);
+			if (len == sizeof(buf) - 1) /* a line longer than buf: never */
+				len = 0;
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			printf("KFRAG-KV: dtor.error=reading trace_pipe: %s\n", strerror(errno));
+			failed = 1;
+			break;
+		}
+		if (stop)
+			break;
+		usleep(20000);
+	}
+	close(fd);
+	for (i = 0; i < DT_SLOTS; i++) {
+		struct dt_slot *s = &d.t[i];
+
+		live += s->live;
+		if (s->open && !s->live && (s->balance || !s->zero) && ++d.bad <= 5)
+			printf("KFRAG-KV: dtor.bad.%llu=refs and unrefs do not balance: destructor=%lx "
+			       "balance=%ld\n", d.bad, s->addr, s->balance);
+	}
+	printf("KFRAG-KV: dtor.trace=%s\nKFRAG-KV: dtor.inits=%llu\nKFRAG-KV: dtor.destroys=%llu\n"
+	       "KFRAG-KV: dtor.refs=%llu\nKFRAG-KV: dtor.unrefs=%llu\nKFRAG-KV: dtor.live_at_end=%llu\n"
+	       "KFRAG-KV: dtor.bad=%llu\n", failed || d.full || dt_overruns() ? "lost" : "complete",
+	       d.inits, d.destroys, d.refs, d.unrefs, live, d.bad);
+	fflush(stdout);
+	_exit(0);
+}
+
+static pid_t dt_pid;
+
+/* 1: tracing, a reader runs; 0: the kernel has no such events; -1: off */
+static int dtortrace_start(void)
+{
+	static const char *ev[] = { "init", "ref", "unref", "destroy" };
+	const char *knob = getenv("KFRAG_DTORTRACE");
+	char p[256];
+	unsigned i;
+
+	mkdir("/sys/kernel/debug", 0755);
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	if (access(DT_DIR "/events/skb/skb_frag_destructor_init/enable", W_OK))
+		return 0;
+	if (knob && !strcmp(knob, "0"))
+		return -1;
+	dt_write(DT_DIR "/tracing_on", "0");
+	dt_write(DT_DIR "/trace", "");
+	/* the reader keeps up; this covers its scheduling delays */
+	dt_write(DT_DIR "/buffer_size_kb", "16384");
+	for (i = 0; i < 4; i++) {
+		snprintf(p, sizeof(p), DT_DIR "/events/skb/skb_frag_destructor_%s/enable", ev[i]);
+		if (dt_write(p, "1"))
+			return 0;
+	}
+	fflush(stdout); /* the child must not print the parent's buffered lines */
+	dt_pid = fork();
+	if (dt_pid == 0)
+		dt_reader();
+	if (dt_pid < 0) {
+		printf("KFRAG-KV: dtor.error=fork: %s\n", strerror(errno));
+		return 0;
+	}
+	dt_write(DT_DIR "/tracing_on", "1");
+	return 1;
+}
+
 static void dtortrace_report(int started)
 {
-	unsigned long long inits = 0, destroys = 0, refs = 0, unrefs = 0, bad = 0, live = 0;
-	unsigned long long overrun = 0, n;
-	struct dt_slot *t;
-	char line[512], ev[32];
-	unsigned long a;
-	FILE *f;
-	int ref, i;
+	int status;
 
-	if (!started) {
-		printf("KFRAG-KV: dtor.trace=absent\n");
+	if (started <= 0) {
+		printf("KFRAG-KV: dtor.trace=%s\n", started ? "off" : "absent");
 		return;
 	}
 	dt_write(DT_DIR "/tracing_on", "0");
-	f = fopen(DT_DIR "/per_cpu/cpu0/stats", "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "overrun: %llu", &n) == 1)
-			overrun += n;
-	if (f)
-		fclose(f);
-	t = calloc(DT_SLOTS, sizeof(*t));
-	f = fopen(DT_DIR "/trace", "r");
-	if (!t || !f) {
-		printf("KFRAG-KV: dtor.trace=lost\nKFRAG-KV: dtor.error=cannot read " DT_DIR "/trace\n");
-		return;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		char *e = strstr(line, "skb_frag_destructor_");
-		struct dt_slot *s;
-		const char *why = NULL;
-
-		if (!e || line[0] == '#')
-			continue;
-		ref = 0;
-		if (sscanf(e, "skb_frag_destructor_%31[a-z]: destructor=%lx ref=%d", ev, &a, &ref) < 2)
-			continue;
-		s = dt_slot(t, a);
-		if (!s) {
-			printf("KFRAG-KV: dtor.error=more than %d destructors\n", DT_SLOTS);
-			break;
-		}
-		/*
-		 * An event is recorded just after its atomic operation, so a
-		 * softirq's ref/unref can land in the trace between another
-		 * context's operation and its event, even after the destroy
-		 * event. So the rules are on values, which the operations
-		 * return atomically, and on each lifetime's balance (checked
-		 * at the next init and at the end), not on the order.
-		 */
-		if (!strcmp(ev, "init")) {
-			inits++;
-			if (s->open && (s->live || s->balance || !s->zero))
-				why = s->live ? "init of a live destructor" :
-					"refs and unrefs of the previous lifetime do not balance";
-			s->live = s->open = 1;
-			s->zero = 0;
-			s->balance = 1;
-		} else if (!strcmp(ev, "destroy")) {
-			destroys++;
-			if (!s->live || !s->zero)
-				why = s->live ? "destroy before the count reached 0" :
-					"second destroy";
-			s->live = 0;
-		} else {
-			*(ev[0] == 'r' ? &refs : &unrefs) += 1;
-			s->balance += ev[0] == 'r' ? 1 : -1;
-			if (!s->open)
-				why = "ref/unref of a destructor never initialised";
-			else if (ref < 0)
-				why = "count below zero";
-			else if (ev[0] == 'r' && ref <= 1)
-				why = "ref of a destructor whose count had reached 0";
-			else if (ref == 0 && s->zero)
-				why = "count reached 0 twice";
-			if (ref == 0)
-				s->zero = 1;
-		}
-		if (why && ++bad <= 5) {
-			e[strcspn(e, "\n")] = 0;
-			printf("KFRAG-KV: dtor.bad.%llu=%s: %s\n", bad, why, e);
-		}
-	}
-	fclose(f);
-	for (i = 0; i < DT_SLOTS; i++) {
-		live += t[i].live;
-		if (t[i].open && !t[i].live && (t[i].balance || !t[i].zero) && ++bad <= 5)
-			printf("KFRAG-KV: dtor.bad.%llu=refs and unrefs do not balance: destructor=%lx "
-			       "balance=%ld\n", bad, t[i].addr, t[i].balance);
-	}
-	free(t);
-	printf("KFRAG-KV: dtor.trace=%s\nKFRAG-KV: dtor.inits=%llu\nKFRAG-KV: dtor.destroys=%llu\n"
-	       "KFRAG-KV: dtor.refs=%llu\nKFRAG-KV: dtor.unrefs=%llu\nKFRAG-KV: dtor.live_at_end=%llu\n"
-	       "KFRAG-KV: dtor.bad=%llu\n", overrun ? "lost" : "complete", inits, destroys, refs,
-	       unrefs, live, bad);
 	fflush(stdout);
+	kill(dt_pid, SIGUSR1);
+	if (waitpid(dt_pid, &status, 0) != dt_pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		printf("KFRAG-KV: dtor.trace=lost\nKFRAG-KV: dtor.error=the trace reader failed\n");
 }
 
 #endif
