@@ -77,24 +77,54 @@ struct xid_ent {
 static struct xid_ent *xids;
 static size_t nxid_slots = 1 << 20, nxids;
 
+static struct xid_ent *xid_slot(struct xid_ent *t, size_t n, uint32_t xid)
+{
+	size_t i = (xid * 2654435761u) & (n - 1);
+
+	while (t[i].used && t[i].xid != xid)
+		i = (i + 1) & (n - 1);
+	return &t[i];
+}
+
+/* Keep the table at most half full: a long UDP run has ~600,000 calls. */
+static void xid_grow(void)
+{
+	size_t n = nxid_slots * 2, i;
+	struct xid_ent *t = calloc(n, sizeof(*t));
+
+	if (!t) {
+		fprintf(stderr, "error: out of memory for %zu RPC calls\n", nxids);
+		exit(1);
+	}
+	for (i = 0; i < nxid_slots; i++)
+		if (xids[i].used)
+			*xid_slot(t, n, xids[i].xid) = xids[i];
+	free(xids);
+	xids = t;
+	nxid_slots = n;
+}
+
 static struct xid_ent *xid_lookup(uint32_t xid, int *fresh)
 {
-	size_t i = (xid * 2654435761u) & (nxid_slots - 1);
+	struct xid_ent *e;
 
 	if (!xids)
 		xids = calloc(nxid_slots, sizeof(*xids));
-	while (xids[i].used && xids[i].xid != xid)
-		i = (i + 1) & (nxid_slots - 1);
-	*fresh = !xids[i].used;
+	if (!xids) {
+		fprintf(stderr, "error: out of memory for the RPC call table\n");
+		exit(1);
+	}
+	e = xid_slot(xids, nxid_slots, xid);
+	*fresh = !e->used;
 	if (*fresh) {
 		if (++nxids > nxid_slots / 2) {
-			fprintf(stderr, "error: more than %zu RPC calls: raise nxid_slots\n", nxid_slots / 2);
-			exit(1);
+			xid_grow();
+			e = xid_slot(xids, nxid_slots, xid);
 		}
-		xids[i].used = 1;
-		xids[i].xid = xid;
+		e->used = 1;
+		e->xid = xid;
 	}
-	return &xids[i];
+	return e;
 }
 
 /* ---- file handle -> file id (learnt from its first valid stamp) ---- */
@@ -206,7 +236,8 @@ struct stream {
 	unsigned char *rec;           /* current record's fragments so far */
 	size_t reclen;
 };
-#define MAXSTREAMS 64
+/* a run with a 0.1 s timeo reconnects every few hundred ms */
+#define MAXSTREAMS 4096
 static struct stream streams[MAXSTREAMS];
 static unsigned nstreams;
 
@@ -214,7 +245,7 @@ static struct stream *stream_of(uint32_t s, uint32_t d, uint16_t sp, uint16_t dp
 {
 	unsigned i;
 
-	for (i = 0; i < nstreams; i++)
+	for (i = nstreams; i-- > 0;) /* the newest connection first */
 		if (streams[i].saddr == s && streams[i].daddr == d && streams[i].sport == sp &&
 		    streams[i].dport == dp)
 			return &streams[i];
