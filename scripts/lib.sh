@@ -35,7 +35,7 @@ log() { printf '>> %s\n' "$*" >&2; }
 # guest.kv, wire.kv, disk.kv)
 kv() { sed -n "s/^$1=//p" "$2" | tail -n1; }
 # The destructors column of a red-test run's row (scripts/redtest computes
-# it from the guest's accounting): "N=N", "BAD:...", or "absent".
+# it from the guest's accounting): "N=N", "BAD:...", "absent" or "off".
 destructors_of() { sed -n 2p "$1/row.tsv" | cut -f16; }
 # dtor_balanced VALUE: VALUE is "N=N", every destructor destroyed once
 dtor_balanced() { [[ $1 =~ ^([0-9]+)=([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]; }
