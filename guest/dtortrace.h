@@ -11,7 +11,10 @@
  *                      so that runs of any length fit the ring buffer;
  *                      returns 0 when the kernel has none (vanilla):
  *                      "absent", or when KFRAG_DTORTRACE=0: "off"
- *                      (benchmarks: the events cost time)
+ *                      (benchmarks: the events cost time); -2 when
+ *                      the kernel has them but they could not be
+ *                      switched on or the reader not started: "lost",
+ *                      with the reason in dtor.error
  *   dtortrace_report() stops tracing; the reader drains the pipe and
  *                      prints KV lines:
  *     dtor.trace=absent|off|complete|lost   (lost: the ring buffer overran
@@ -232,7 +235,10 @@ static void dt_reader(void)
 
 static pid_t dt_pid;
 
-/* 1: tracing, a reader runs; 0: the kernel has no such events; -1: off */
+/*
+ * 1: tracing, a reader runs; 0: the kernel has no such events; -1: off;
+ * -2: the kernel has them, but accounting could not start (said why)
+ */
 static int dtortrace_start(void)
 {
 	static const char *ev[] = { "init", "ref", "unref", "destroy" };
@@ -252,8 +258,10 @@ static int dtortrace_start(void)
 	dt_write(DT_DIR "/buffer_size_kb", "16384");
 	for (i = 0; i < 4; i++) {
 		snprintf(p, sizeof(p), DT_DIR "/events/skb/skb_frag_destructor_%s/enable", ev[i]);
-		if (dt_write(p, "1"))
-			return 0;
+		if (dt_write(p, "1")) {
+			printf("KFRAG-KV: dtor.error=enabling %s: %s\n", ev[i], strerror(errno));
+			return -2;
+		}
 	}
 	fflush(stdout); /* the child must not print the parent's buffered lines */
 	dt_pid = fork();
@@ -261,7 +269,7 @@ static int dtortrace_start(void)
 		dt_reader();
 	if (dt_pid < 0) {
 		printf("KFRAG-KV: dtor.error=fork: %s\n", strerror(errno));
-		return 0;
+		return -2;
 	}
 	dt_write(DT_DIR "/tracing_on", "1");
 	return 1;
@@ -272,7 +280,8 @@ static void dtortrace_report(int started)
 	int status;
 
 	if (started <= 0) {
-		printf("KFRAG-KV: dtor.trace=%s\n", started ? "off" : "absent");
+		printf("KFRAG-KV: dtor.trace=%s\n",
+		       started == -2 ? "lost" : started ? "off" : "absent");
 		return;
 	}
 	dt_write(DT_DIR "/tracing_on", "0");
