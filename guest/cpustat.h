@@ -1,6 +1,7 @@
 /*
  * The guest's CPU time from /proc/stat, for the benchmarks: busy share of
- * all CPU time, softirq work included (per-process accounting misses it).
+ * all CPU time, softirq work included (per-process accounting misses it),
+ * and the context switches.
  */
 #ifndef KFRAG_CPUSTAT_H
 #define KFRAG_CPUSTAT_H
@@ -24,6 +25,22 @@ static inline void cpu_sample(unsigned long long *busy, unsigned long long *tota
 		*busy = *total - v[3] - v[4]; /* minus idle and iowait */
 	}
 	fclose(f);
+}
+
+/* context switches since boot (the "ctxt" line): wake-ups per write */
+static inline unsigned long long cpu_ctxt(void)
+{
+	unsigned long long n = 0;
+	char line[256];
+	FILE *f = fopen("/proc/stat", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "ctxt %llu", &n) == 1)
+			break;
+	fclose(f);
+	return n;
 }
 
 #endif

@@ -326,7 +326,7 @@ int main(void)
 	struct netem_spec hole;
 	unsigned long long writes = 0, bytes = 0, errors = 0, hung = 0, nlat = 0;
 	long long calls, retrans, sent, drops;
-	unsigned long long busy0, total0, busy1, total1;
+	unsigned long long busy0, total0, busy1, total1, ctxt0, ctxt1;
 	uint32_t *lat;
 	int rc, status, tracing;
 	pid_t pids[MAXWRITERS];
@@ -392,6 +392,7 @@ int main(void)
 		return 5;
 	}
 	cpu_sample(&busy0, &total0);
+	ctxt0 = cpu_ctxt();
 	t0 = now_us();
 	end_us = t0 + (uint64_t)secs * 1000000;
 	for (w = 0; w < nwriters; w++) {
@@ -463,6 +464,7 @@ int main(void)
 	}
 	wall = now_us() - t0;
 	cpu_sample(&busy1, &total1);
+	ctxt1 = cpu_ctxt();
 	for (w = 0; w < nwriters; w++)
 		if (pids[w]) {
 			stuck++;
@@ -490,6 +492,8 @@ int main(void)
 	       wall ? bytes / (wall / 1e6) / 1e6 : 0.0);
 	if (total1 > total0)
 		printf("KFRAG-KV: cpu_busy_pct=%.1f\n", 100.0 * (busy1 - busy0) / (total1 - total0));
+	if (writes)
+		printf("KFRAG-KV: ctxt_per_write=%.1f\n", (double)(ctxt1 - ctxt0) / writes);
 	if (nlat)
 		printf("KFRAG-KV: lat_p50_ms=%.1f\nKFRAG-KV: lat_p99_ms=%.1f\nKFRAG-KV: lat_max_ms=%.1f\n",
 		       lat[nlat / 2] / 1e3, lat[nlat * 99 / 100] / 1e3, lat[nlat - 1] / 1e3);
