@@ -8,14 +8,21 @@
 
 #include <stdio.h>
 
-/* busy and total jiffies of all CPUs */
-static inline void cpu_sample(unsigned long long *busy, unsigned long long *total)
+/*
+ * busy and total jiffies of all CPUs and, if ctxt is not NULL, the context
+ * switches since boot (the "ctxt" line: wake-ups per write), from one read
+ */
+static inline void cpu_sample(unsigned long long *busy, unsigned long long *total,
+			      unsigned long long *ctxt)
 {
 	unsigned long long v[10] = { 0 };
+	char line[256];
 	FILE *f = fopen("/proc/stat", "r");
 	int i;
 
 	*busy = *total = 0;
+	if (ctxt)
+		*ctxt = 0;
 	if (!f)
 		return;
 	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
@@ -24,23 +31,10 @@ static inline void cpu_sample(unsigned long long *busy, unsigned long long *tota
 			*total += v[i];
 		*busy = *total - v[3] - v[4]; /* minus idle and iowait */
 	}
-	fclose(f);
-}
-
-/* context switches since boot (the "ctxt" line): wake-ups per write */
-static inline unsigned long long cpu_ctxt(void)
-{
-	unsigned long long n = 0;
-	char line[256];
-	FILE *f = fopen("/proc/stat", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "ctxt %llu", &n) == 1)
+	while (ctxt && fgets(line, sizeof(line), f))
+		if (sscanf(line, "ctxt %llu", ctxt) == 1)
 			break;
 	fclose(f);
-	return n;
 }
 
 #endif

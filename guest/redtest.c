@@ -391,8 +391,7 @@ int main(void)
 		kv_error("mmap failed");
 		return 5;
 	}
-	cpu_sample(&busy0, &total0);
-	ctxt0 = cpu_ctxt();
+	cpu_sample(&busy0, &total0, &ctxt0);
 	t0 = now_us();
 	end_us = t0 + (uint64_t)secs * 1000000;
 	for (w = 0; w < nwriters; w++) {
@@ -463,8 +462,7 @@ int main(void)
 		usleep(100000);
 	}
 	wall = now_us() - t0;
-	cpu_sample(&busy1, &total1);
-	ctxt1 = cpu_ctxt();
+	cpu_sample(&busy1, &total1, &ctxt1);
 	for (w = 0; w < nwriters; w++)
 		if (pids[w]) {
 			stuck++;

@@ -93,7 +93,7 @@ static int run(const char *target, const char *mode, const char *host, int port,
 	if (s < 0)
 		return 1;
 	kfrag_pattern(7, 0, buf, sizeof(buf));
-	cpu_sample(&b0, &t0);
+	cpu_sample(&b0, &t0, NULL);
 	start = now();
 	do {
 		ssize_t n;
@@ -117,7 +117,7 @@ static int run(const char *target, const char *mode, const char *host, int port,
 	shutdown(s, SHUT_WR);
 	close(s);
 	el = now() - start;
-	cpu_sample(&b1, &t1);
+	cpu_sample(&b1, &t1, NULL);
 	printf("KFRAG-KV: stream.%s.%s.mbps=%.1f\n", target, mode, bytes / el / 1e6);
 	printf("KFRAG-KV: stream.%s.%s.cpu_pct=%.1f\n", target, mode,
 	       t1 > t0 ? 100.0 * (b1 - b0) / (t1 - t0) : 0.0);
