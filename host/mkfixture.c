@@ -17,6 +17,19 @@
  *                              parts, clean; the third resent with poison,
  *                              the head resent whole; then a last part
  *                              holding poison bytes: poisoned=2 rpc_retrans=2
+ *   mkfixture tcp-wrap OUT.pcap  TCP: a WRITE at the start of a 4.1 GiB
+ *                              stream, then one segment every 16 MiB (a
+ *                              capture of a few segments of it); three
+ *                              resent with poison: at 2 GiB + 4 KiB, across
+ *                              the sequence-number wrap, at 4 GiB + 4 KiB;
+ *                              one resent intact, one resent 48 MiB behind
+ *                              the front: poisoned=3 tcp_retrans_segments=4
+ *                              tcp_unjudged_segments=1
+ *   mkfixture udp-late-dup OUT.pcap  UDP, 32 KiB WRITEs in IP fragments: a
+ *                              fragment copy with poison before its datagram
+ *                              is complete, one 201 datagrams after it was;
+ *                              then the IP id comes round, a new datagram
+ *                              with the first one's id: poisoned=2
  *   mkfixture empty OUT.pcap   no frames at all
  *   mkfixture nowrite OUT.pcap TCP traffic to port 2049 without a WRITE
  *   mkfixture disk DIR MANIFEST  two files of 8 units and their manifest,
@@ -191,23 +204,96 @@ static void fixture_reconnect(void)
 	tcp_send(rec, rlen);
 }
 
-static void udp_datagram(const unsigned char *call, size_t len, int shuffle)
+/* Datagram d of n bytes (UDP header and call) into `out`; returns n. */
+static size_t udp_build(unsigned char *d, const unsigned char *call, size_t len)
 {
-	static unsigned char d[70000];
-	size_t n = 8 + len, o, k, nfr = (n + 1479) / 1480;
-	uint16_t id = ipid++;
+	size_t n = 8 + len;
 
 	memset(d, 0, 8);
 	put16(d, 800);
 	put16(d + 2, 2049);
 	put16(d + 4, n);
 	memcpy(d + 8, call, len);
-	for (k = 0; k < nfr; k++) {
-		size_t i = shuffle ? (k * 7 + 3) % nfr : k; /* 7 is prime to 23: a permutation */
+	return n;
+}
 
-		o = i * 1480;
-		ip_frame(17, id, o, i + 1 < nfr, d + o, n - o < 1480 ? n - o : 1480);
+/* Fragment k (1480 bytes each) of datagram d of n bytes, IP id `id`. */
+static void udp_frag(uint16_t id, const unsigned char *d, size_t n, size_t k)
+{
+	size_t o = k * 1480;
+
+	ip_frame(17, id, o, o + 1480 < n, d + o, n - o < 1480 ? n - o : 1480);
+}
+
+static void udp_datagram(const unsigned char *call, size_t len, int shuffle)
+{
+	static unsigned char d[70000];
+	size_t n = udp_build(d, call, len), k, nfr = (n + 1479) / 1480;
+	uint16_t id = ipid++;
+
+	for (k = 0; k < nfr; k++)
+		udp_frag(id, d, n, shuffle ? (k * 7 + 3) % nfr : k); /* 7 is prime to 23: a permutation */
+}
+
+/*
+ * A 4.1 GiB stream, of which the capture holds a WRITE at the start, then
+ * a 100-byte segment every 16 MiB: every jump ahead is within the
+ * oracle's window. The first data byte's sequence number makes the 32-bit
+ * sequence numbers wrap at 3.75 GiB; at 4 GiB they are the WRITE's again.
+ */
+static void fixture_tcp_wrap(void)
+{
+	static unsigned char call[70000], rec[70000], seg[1448], bad[1448];
+	const uint64_t at1 = (1ull << 31) + 4096,        /* past 2 GiB */
+		at2 = (1ull << 32) - 0x10000800 - 700,   /* seq 0xfffffd44: crosses 2^32 */
+		at3 = (1ull << 32) + 4096;               /* past 4 GiB: seq of the WRITE's bytes */
+	const uint64_t step = 16 << 20;
+	unsigned char u[KFRAG_UNIT], stone[100];
+	uint32_t isn = 0x10000800;
+	uint64_t k, rel;
+	size_t clen, rlen;
+	int done1 = 0, done2 = 0, done3 = 0;
+
+	cseq = isn;
+	tcp_open();
+	clen = write_call(call, 0x6001, 0, 2, 1);
+	rlen = record(rec, call, clen, 0);
+	tcp_send(rec, rlen);
+	memset(stone, 'S', sizeof(stone));
+	for (k = 1; k <= 257; k++) {
+		rel = k * step + 16384; /* clear of the WRITE's bytes at 4 GiB */
+		if (!done1 && at1 < rel) { /* sent; resent with poison */
+			kfrag_stamp_unit(u, 0, 0, 40, 1);
+			memcpy(seg, u, sizeof(seg));
+			memcpy(bad, seg, sizeof(bad));
+			memset(bad + 100, 0xdb, 100);
+			tcp_seg(isn + (uint32_t)at1, 0x18, seg, sizeof(seg));
+			tcp_seg(isn + (uint32_t)at1, 0x18, bad, sizeof(bad));
+			done1 = 1;
+		}
+		if (!done2 && at2 < rel) { /* sent; resent intact; resent with poison */
+			kfrag_stamp_unit(u, 0, 0, 41, 1);
+			memcpy(seg, u + 1000, sizeof(seg));
+			memcpy(bad, seg, sizeof(bad));
+			memset(bad + 1400, 0xdb, 48); /* after the wrap */
+			tcp_seg(isn + (uint32_t)at2, 0x18, seg, sizeof(seg));
+			tcp_seg(isn + (uint32_t)at2, 0x18, seg, sizeof(seg));
+			tcp_seg(isn + (uint32_t)at2, 0x18, bad, sizeof(bad));
+			done2 = 1;
+		}
+		if (!done3 && at3 < rel) { /* new bytes where the WRITE was; resent with poison */
+			kfrag_stamp_unit(u, 0, 0, 42, 1);
+			memcpy(seg, u, sizeof(seg));
+			memcpy(bad, seg, sizeof(bad));
+			memset(bad + 700, 0xdb, 8);
+			tcp_seg(isn + (uint32_t)at3, 0x18, seg, sizeof(seg));
+			tcp_seg(isn + (uint32_t)at3, 0x18, bad, sizeof(bad));
+			done3 = 1;
+		}
+		tcp_seg(isn + (uint32_t)rel, 0x18, stone, sizeof(stone));
 	}
+	/* a segment resent 48 MiB behind the front: no TCP sender does that */
+	tcp_seg(isn + (uint32_t)(254 * step + 16384), 0x18, stone, sizeof(stone));
 }
 
 static void fixture_udp(void)
@@ -283,6 +369,57 @@ static void fixture_udp_parts(void)
 	udp_datagram(call, clen, 0);
 }
 
+/*
+ * Copies of IP fragments: with other bytes before the datagram is
+ * complete, and long after it was (more datagrams since than any
+ * reassembly queue holds); then the sender's 16-bit IP id comes round and
+ * a new datagram takes the first one's id: that is no copy.
+ */
+static void fixture_udp_late_dup(void)
+{
+	static unsigned char call[70000], a[70000], b[70000], c[70000];
+	size_t clen, an, bn, k, nfr;
+	uint16_t ida, idb;
+	unsigned i;
+
+	clen = write_call(call, 0x7001, 0, 8, 1);
+	an = udp_build(a, call, clen);
+	nfr = (an + 1479) / 1480;
+	ida = ipid++;
+	for (k = 0; k < nfr; k++)
+		udp_frag(ida, a, an, k);
+	/* B: before its last fragment, a copy of its third with poison */
+	clen = write_call(call, 0x7002, 8, 8, 1);
+	bn = udp_build(b, call, clen);
+	idb = ipid++;
+	for (k = 0; k + 1 < nfr; k++)
+		udp_frag(idb, b, bn, k);
+	memcpy(c, b, bn);
+	memset(c + 2 * 1480 + 100, 0xdb, 200);
+	udp_frag(idb, c, bn, 2);
+	udp_frag(idb, b, bn, nfr - 1);
+	/* 200 other datagrams: 1600-byte WRITEs, two fragments each */
+	for (i = 0; i < 200; i++) {
+		clen = part_call(call, 0x7100 + i, 16 + i, 0, 1600, 1);
+		udp_datagram(call, clen, 0);
+	}
+	/* A's sixth fragment again, intact; its eighth, with poison */
+	udp_frag(ida, a, an, 5);
+	memcpy(c, a, an);
+	memset(c + 7 * 1480 + 300, 0xdb, 64);
+	udp_frag(ida, c, an, 7);
+	/* the id counter comes round (other packets take most ids): 63 more
+	 * datagrams 1024 ids apart, then a new 32 KiB WRITE with A's id */
+	for (i = 1; i < 64; i++) {
+		ipid = ida + i * 1024;
+		clen = part_call(call, 0x7400 + i, 300 + i, 0, 1600, 1);
+		udp_datagram(call, clen, 0);
+	}
+	ipid = ida;
+	clen = write_call(call, 0x7500, 24, 8, 1);
+	udp_datagram(call, clen, 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -291,7 +428,7 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "disk") && argc == 4)
 		return fixture_disk(argv[2], argv[3]);
 	if (argc != 3) {
-		fprintf(stderr, "usage: mkfixture tcp|resend|udp|udp-parts|reconnect|empty|nowrite OUT.pcap | disk DIR MANIFEST\n");
+		fprintf(stderr, "usage: mkfixture tcp|resend|udp|udp-parts|reconnect|tcp-wrap|udp-late-dup|empty|nowrite OUT.pcap | disk DIR MANIFEST\n");
 		return 2;
 	}
 	pc = pcap_open_dead(DLT_EN10MB, 65535);
@@ -310,6 +447,10 @@ int main(int argc, char **argv)
 		fixture_udp_parts();
 	else if (!strcmp(what, "reconnect"))
 		fixture_reconnect();
+	else if (!strcmp(what, "tcp-wrap"))
+		fixture_tcp_wrap();
+	else if (!strcmp(what, "udp-late-dup"))
+		fixture_udp_late_dup();
 	else if (!strcmp(what, "nowrite")) {
 		tcp_open();
 		tcp_send((const unsigned char *)"\x80\x00\x00\x04" "abcd", 8);

@@ -23,6 +23,13 @@
  *                that carry other bytes than the application passed
  *   poisoned_rpc_resends  of those, RPC calls whose xid was seen before
  *                (what copy-on-resend is meant to fix)
+ *   tcp_unjudged_segments  segments not compared: further behind their
+ *                stream's front than TCP_WINDOW, or ahead of it (no TCP
+ *                sender does that), or before its first byte
+ *   write_calls, write_bytes  WRITE calls and their data bytes, every
+ *                transmission; write_bytes_first: each xid's once, from
+ *                its first transmission (what the guest's bytes= counts,
+ *                plus the writes that failed or never returned)
  * and up to 20 "detail=" lines naming the poisoned ones.
  * Exit 0 analysed; 1 unusable input (no such file, not a pcap, no frames,
  * no NFS WRITE at all: never a silent "0 poisoned"); 2 usage.
@@ -41,7 +48,8 @@ static unsigned nfs_port = 2049;
 static int vnet_hdr = -1; /* -1: not known yet (auto) */
 static uint64_t frames, ip_frags, ip_frag_dup, tcp_segs, tcp_retrans_segs, udp_calls;
 static uint64_t tcp_reconnects;
-static uint64_t calls, write_calls, rpc_retrans, poisoned, poisoned_rpc_resends, write_bytes, details;
+static uint64_t calls, write_calls, rpc_retrans, poisoned, poisoned_rpc_resends, details;
+static uint64_t write_bytes, write_bytes_first;
 
 static void detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void detail(const char *fmt, ...)
@@ -190,6 +198,8 @@ static void rpc_call(const unsigned char *p, size_t len, const char *where)
 		return; /* truncated (a snaplen cut): nothing to judge */
 	write_calls++;
 	write_bytes += dlen;
+	if (fresh)
+		write_bytes_first += dlen;
 	h = kfrag_sum(data, dlen) | 1;
 	if (fresh)
 		x->hash = h;
@@ -225,14 +235,33 @@ static void rpc_call(const unsigned char *p, size_t len, const char *where)
 #undef NEED
 }
 
-/* ---- TCP streams, client->server ---- */
+/* The 64-bit value nearest to ref whose low `bits` bits are v: a counter
+ * that wraps (a TCP sequence number, an IP id), unwrapped. */
+static uint64_t unwrap(uint64_t ref, uint64_t v, unsigned bits)
+{
+	uint64_t m = ((uint64_t)1 << bits) - 1, ahead = (v - ref) & m;
+
+	return ahead <= m / 2 ? ref + ahead : ref + ahead - m - 1;
+}
+
+/*
+ * ---- TCP streams, client->server ----
+ * Sequence numbers are unwrapped to 64 bits per stream (the value nearest
+ * to the stream's front), so nothing is lost past 2 GiB or across the
+ * 4 GiB wrap. Of each stream the TCP_WINDOW bytes before its front are
+ * kept, in a ring: far more than the guest's send buffer (tcp_wmem: 4 MiB),
+ * so every retransmission or duplicate its TCP can send lands in it. A
+ * segment that does not (further behind, or further ahead than that) is
+ * counted in tcp_unjudged_segments, not compared.
+ */
+#define TCP_WINDOW ((uint64_t)32 << 20)
+#define RING(o) ((o) & (TCP_WINDOW - 1))
 struct stream {
 	uint32_t saddr, daddr;
 	uint16_t sport, dport;
-	uint32_t isn;
 	int have_isn;
-	unsigned char *buf, *present; /* stream bytes (first copy), presence bitmap */
-	size_t cap, parsed;           /* bytes [0, parsed) consumed by record parsing */
+	uint64_t isn, front, parsed;  /* unwrapped: first byte, one past the last, first unparsed */
+	unsigned char *buf, *present; /* ring of stream bytes (first copy), presence bitmap */
 	unsigned char *rec;           /* current record's fragments so far */
 	size_t reclen;
 };
@@ -240,6 +269,7 @@ struct stream {
 #define MAXSTREAMS 4096
 static struct stream streams[MAXSTREAMS];
 static unsigned nstreams;
+static uint64_t tcp_unjudged;
 
 static struct stream *stream_of(uint32_t s, uint32_t d, uint16_t sp, uint16_t dp)
 {
@@ -257,31 +287,82 @@ static struct stream *stream_of(uint32_t s, uint32_t d, uint16_t sp, uint16_t dp
 	return &streams[nstreams++];
 }
 
-static int present(struct stream *st, size_t o) { return st->present[o >> 3] >> (o & 7) & 1; }
+/* A new stream whose first byte has sequence number seq. */
+static void stream_start(struct stream *st, uint32_t seq)
+{
+	free(st->buf);
+	free(st->present);
+	free(st->rec);
+	st->buf = st->present = st->rec = NULL;
+	st->reclen = 0;
+	st->isn = st->front = st->parsed = (uint64_t)1 << 32 | seq; /* room to unwrap below */
+	st->have_isn = 1;
+}
+
+static int present(const struct stream *st, uint64_t o)
+{
+	return o < st->front && st->front - o <= TCP_WINDOW && st->present[RING(o) >> 3] >> (o & 7) & 1;
+}
+
+/* The front moves on to `to`: the ring slots of bytes [front, to) held
+ * bytes TCP_WINDOW older, forget them. */
+static void stream_advance(struct stream *st, uint64_t to)
+{
+	uint64_t o = st->front;
+	size_t a, b;
+
+	if (!st->buf) {
+		st->buf = xrealloc(NULL, TCP_WINDOW);
+		st->present = calloc(TCP_WINDOW / 8, 1);
+		if (!st->present) {
+			fprintf(stderr, "error: out of memory for a TCP stream\n");
+			exit(1);
+		}
+	}
+	st->front = to;
+	if (to - o >= TCP_WINDOW) {
+		memset(st->present, 0, TCP_WINDOW / 8);
+		return;
+	}
+	for (; o < to && o % 8; o++)
+		st->present[RING(o) >> 3] &= ~(1 << (o & 7));
+	for (; to > o && to % 8; to--)
+		st->present[RING(to - 1) >> 3] &= ~(1 << ((to - 1) & 7));
+	a = RING(o) >> 3, b = RING(to) >> 3;
+	if (a <= b) {
+		memset(st->present + a, 0, b - a);
+	} else {
+		memset(st->present + a, 0, TCP_WINDOW / 8 - a);
+		memset(st->present, 0, b);
+	}
+}
 
 static void stream_parse(struct stream *st)
 {
 	char where[64];
 
 	for (;;) {
+		unsigned char m[4];
 		uint32_t mark, flen;
-		size_t o = st->parsed;
+		uint64_t o = st->parsed, k;
 
-		if (o + 4 > st->cap || !present(st, o) || !present(st, o + 3))
-			return;
-		mark = be32(st->buf + o);
+		for (k = 0; k < 4; k++) {
+			if (!present(st, o + k))
+				return;
+			m[k] = st->buf[RING(o + k)];
+		}
+		mark = be32(m);
 		flen = mark & 0x7fffffff;
-		if (o + 4 + flen > st->cap)
-			return;
-		for (size_t k = o + 4; k < o + 4 + flen; k++)
+		for (k = o + 4; k < o + 4 + flen; k++)
 			if (!present(st, k))
 				return;
 		st->rec = xrealloc(st->rec, st->reclen + flen);
-		memcpy(st->rec + st->reclen, st->buf + o + 4, flen);
+		for (k = 0; k < flen; k++)
+			st->rec[st->reclen + k] = st->buf[RING(o + 4 + k)];
 		st->reclen += flen;
 		st->parsed = o + 4 + flen;
 		if (mark & 0x80000000u) {
-			snprintf(where, sizeof(where), "tcp:%u@%zu", st->sport, o);
+			snprintf(where, sizeof(where), "tcp:%u@%" PRIu64, st->sport, o - st->isn);
 			rpc_call(st->rec, st->reclen, where);
 			st->reclen = 0;
 		}
@@ -292,8 +373,9 @@ static void tcp_segment(uint32_t s, uint32_t d, const unsigned char *t, size_t l
 {
 	uint16_t sp = t[0] << 8 | t[1], dp = t[2] << 8 | t[3];
 	uint32_t seq = be32(t + 4);
-	size_t hl = (t[12] >> 4) * 4, plen, rel, i, first_diff = (size_t)-1;
-	int syn = t[13] & 2, old = 0, fresh = 0;
+	size_t hl = (t[12] >> 4) * 4, plen, i;
+	uint64_t u, first_diff = 0;
+	int syn = t[13] & 2, old = 0, fresh = 0, diff = 0;
 	struct stream *st;
 
 	if (dp != nfs_port || hl < 20 || hl > len)
@@ -306,130 +388,194 @@ static void tcp_segment(uint32_t s, uint32_t d, const unsigned char *t, size_t l
 		 * new stream, they are not retransmissions of the old one's.
 		 * A retransmitted SYN has the same ISN and changes nothing.
 		 */
-		if (st->have_isn && st->isn != seq + 1) {
-			free(st->buf);
-			free(st->present);
-			free(st->rec);
-			st->buf = st->present = st->rec = NULL;
-			st->cap = st->parsed = st->reclen = 0;
+		if (st->have_isn && (uint32_t)st->isn != seq + 1)
 			tcp_reconnects++;
-		}
-		st->isn = seq + 1;
-		st->have_isn = 1;
+		if (!st->have_isn || (uint32_t)st->isn != seq + 1)
+			stream_start(st, seq + 1);
 		return;
 	}
 	plen = len - hl;
 	if (!plen)
 		return;
-	if (!st->have_isn) { /* capture started mid-connection */
-		st->isn = seq;
-		st->have_isn = 1;
-	}
+	if (!st->have_isn) /* capture started mid-connection */
+		stream_start(st, seq);
 	tcp_segs++;
-	rel = (uint32_t)(seq - st->isn);
-	if (rel > (1u << 31)) /* before the start: ignore */
+	u = unwrap(st->front, seq, 32);
+	if (u < st->isn || u + TCP_WINDOW < st->front || u + plen > st->front + TCP_WINDOW) {
+		tcp_unjudged++;
+		detail("tcp:%u segment seq=%u len=%zu: %s the stream's window, not compared", sp, seq,
+		       plen, u < st->front ? "behind" : "ahead of");
 		return;
-	if (rel + plen > st->cap) {
-		size_t ncap = (rel + plen) * 2;
-
-		st->buf = xrealloc(st->buf, ncap);
-		st->present = xrealloc(st->present, ncap / 8 + 1);
-		memset(st->present + st->cap / 8 + (st->cap ? 1 : 0), 0,
-		       ncap / 8 + 1 - st->cap / 8 - (st->cap ? 1 : 0));
-		st->cap = ncap;
 	}
+	if (u + plen > st->front)
+		stream_advance(st, u + plen);
 	for (i = 0; i < plen; i++) {
-		size_t o = rel + i;
+		uint64_t o = u + i;
 
 		if (present(st, o)) {
 			old = 1;
-			if (st->buf[o] != t[hl + i] && first_diff == (size_t)-1)
-				first_diff = o;
+			if (st->buf[RING(o)] != t[hl + i] && !diff)
+				diff = 1, first_diff = o - st->isn;
 		} else {
 			fresh = 1;
-			st->buf[o] = t[hl + i];
-			st->present[o >> 3] |= 1 << (o & 7);
+			st->buf[RING(o)] = t[hl + i];
+			st->present[RING(o) >> 3] |= 1 << (o & 7);
 		}
 	}
 	if (old && !fresh)
 		tcp_retrans_segs++;
-	if (first_diff != (size_t)-1) {
+	if (diff) {
 		poisoned++;
-		detail("tcp:%u segment seq=+%zu len=%zu: retransmitted with other bytes (first at +%zu)",
-		       sp, rel, plen, first_diff);
+		detail("tcp:%u segment seq=+%" PRIu64 " len=%zu: retransmitted with other bytes (first at +%" PRIu64 ")",
+		       sp, u - st->isn, plen, first_diff);
 	}
 	stream_parse(st);
 }
 
-/* ---- IPv4 fragment reassembly ---- */
-#define MAXFRAG 128
-struct frag {
-	uint32_t s, d;
-	uint16_t id;
-	uint8_t proto, done;
-	size_t total; /* 0 until the last fragment is seen */
-	unsigned char buf[65536], have[65536 / 8];
-	uint64_t stamp;
+/*
+ * ---- IPv4 fragments ----
+ * A datagram is kept by (source, destination, protocol, IP id) until its
+ * id comes round again: ids are unwrapped like sequence numbers (v3.1
+ * counts them up per destination), so a copy of a fragment is judged
+ * however late it comes. Until the datagram is complete its bytes are
+ * kept and a copy is compared byte by byte; then only each fragment's
+ * (offset, length, sum): a later copy must equal the fragment first seen
+ * at its offset. A datagram still incomplete FRAG_PENDING ids later is
+ * given up and its bytes freed, as a receiver's reassembly gives up.
+ */
+#define FRAG_PENDING 256
+struct frag_rec {
+	uint16_t off, len;
+	uint64_t sum;
 };
-static struct frag *frags;
-static uint64_t frag_clock;
+struct dgram {
+	uint64_t uid;                 /* unwrapped IP id */
+	size_t total;                 /* 0 until the last fragment is seen */
+	int done;
+	unsigned char *buf, *have;    /* until complete or given up */
+	struct frag_rec *fr;          /* the first fragment at each offset */
+	unsigned nfr;
+};
+struct frag_src {
+	uint32_t s, d;
+	uint8_t proto;
+	uint64_t newest;              /* the highest unwrapped id */
+	struct dgram *by_id[65536];
+};
+static struct frag_src **srcs;
+static unsigned nsrcs;
 
 static void l4(uint32_t s, uint32_t d, int proto, const unsigned char *p, size_t len);
+
+static void dgram_release(struct dgram *g)
+{
+	free(g->buf);
+	free(g->have);
+	g->buf = g->have = NULL;
+}
+
+static struct frag_src *frag_src(uint32_t s, uint32_t d, int proto, uint16_t id)
+{
+	struct frag_src *src;
+	unsigned i;
+
+	for (i = 0; i < nsrcs; i++)
+		if (srcs[i]->s == s && srcs[i]->d == d && srcs[i]->proto == proto)
+			return srcs[i];
+	src = calloc(1, sizeof(*src));
+	if (!src) {
+		fprintf(stderr, "error: out of memory for IP fragments\n");
+		exit(1);
+	}
+	src->s = s, src->d = d, src->proto = proto;
+	src->newest = (uint64_t)1 << 16 | id; /* room to unwrap below */
+	srcs = xrealloc(srcs, (nsrcs + 1) * sizeof(*srcs));
+	return srcs[nsrcs++] = src;
+}
 
 static void ip_fragment(uint32_t s, uint32_t d, uint16_t id, int proto, size_t foff, int mf,
 			const unsigned char *p, size_t len)
 {
-	struct frag *f = NULL, *lru;
+	struct frag_src *src;
+	struct dgram *g;
+	uint64_t uid, k, sum = kfrag_sum(p, len);
 	size_t i, o;
-	int diff = 0;
+	unsigned r;
+	int diff = 0, fresh = 0;
 
 	ip_frags++;
-	if (!frags)
-		frags = calloc(MAXFRAG, sizeof(*frags));
-	lru = &frags[0];
-	for (i = 0; i < MAXFRAG; i++) {
-		if (frags[i].stamp && frags[i].s == s && frags[i].d == d && frags[i].id == id &&
-		    frags[i].proto == proto) {
-			f = &frags[i];
-			break;
-		}
-		if (frags[i].stamp < lru->stamp)
-			lru = &frags[i];
-	}
-	if (!f) {
-		f = lru;
-		memset(f->have, 0, sizeof(f->have));
-		f->s = s, f->d = d, f->id = id, f->proto = proto, f->done = 0, f->total = 0;
-	}
-	f->stamp = ++frag_clock;
-	if (foff + len > sizeof(f->buf))
+	if (foff + len > 65535)
 		return;
-	for (i = 0; i < len; i++) {
-		o = foff + i;
-		if (f->have[o >> 3] >> (o & 7) & 1) {
-			diff |= f->buf[o] != p[i];
-		} else {
-			f->buf[o] = p[i];
-			f->have[o >> 3] |= 1 << (o & 7);
-		}
+	src = frag_src(s, d, proto, id);
+	uid = unwrap(src->newest, id, 16);
+	for (k = src->newest - FRAG_PENDING + 1; k <= src->newest && k + FRAG_PENDING <= uid; k++) {
+		g = src->by_id[k & 0xffff];
+		if (g && g->uid == k)
+			dgram_release(g); /* given up, if not complete */
 	}
-	if (f->done) { /* a copy of a fragment of a datagram already delivered */
+	if (uid > src->newest)
+		src->newest = uid;
+	g = src->by_id[id];
+	if (g && g->uid != uid) { /* the id came round: a new datagram */
+		dgram_release(g);
+		free(g->fr);
+		free(g);
+		g = NULL;
+	}
+	if (!g) {
+		g = src->by_id[id] = calloc(1, sizeof(*g));
+		if (g) {
+			g->buf = malloc(65536);
+			g->have = calloc(65536 / 8, 1);
+		}
+		if (!g || !g->buf || !g->have) {
+			fprintf(stderr, "error: out of memory for IP fragments\n");
+			exit(1);
+		}
+		g->uid = uid;
+	}
+	for (r = 0; r < g->nfr && g->fr[r].off != foff; r++)
+		;
+	if (g->buf) {
+		for (i = 0; i < len; i++) {
+			o = foff + i;
+			if (g->have[o >> 3] >> (o & 7) & 1) {
+				diff |= g->buf[o] != p[i];
+			} else {
+				fresh = 1;
+				g->buf[o] = p[i];
+				g->have[o >> 3] |= 1 << (o & 7);
+			}
+		}
+	} else if (r < g->nfr) {
+		diff = g->fr[r].len != len || g->fr[r].sum != sum;
+	} else if (g->done) {
+		diff = 1; /* no fragment of the delivered datagram starts there */
+	} else {
+		return; /* a late piece of a datagram given up */
+	}
+	if (!fresh)
 		ip_frag_dup++;
-		if (diff) {
-			poisoned++;
-			detail("ip id=%u fragment at %zu len=%zu: duplicate with other bytes", id, foff, len);
-		}
-		return;
+	if (diff) {
+		poisoned++;
+		detail("ip id=%u fragment at %zu len=%zu: a copy with other bytes", id, foff, len);
 	}
-	if (!mf)
-		f->total = foff + len;
-	if (!f->total)
+	if (r == g->nfr) {
+		g->fr = xrealloc(g->fr, (g->nfr + 1) * sizeof(*g->fr));
+		g->fr[g->nfr++] = (struct frag_rec){ .off = foff, .len = len, .sum = sum };
+	}
+	if (g->done || !g->buf)
 		return;
-	for (o = 0; o < f->total; o++)
-		if (!(f->have[o >> 3] >> (o & 7) & 1))
+	if (!mf)
+		g->total = foff + len;
+	if (!g->total)
+		return;
+	for (o = 0; o < g->total; o++)
+		if (!(g->have[o >> 3] >> (o & 7) & 1))
 			return;
-	f->done = 1;
-	l4(s, d, proto, f->buf, f->total);
+	g->done = 1;
+	l4(s, d, proto, g->buf, g->total);
+	dgram_release(g);
 }
 
 static void l4(uint32_t s, uint32_t d, int proto, const unsigned char *p, size_t len)
@@ -528,11 +674,13 @@ int main(int argc, char **argv)
 	}
 	pcap_close(pc);
 	printf("frames=%" PRIu64 "\nip_fragments=%" PRIu64 "\nip_fragment_copies=%" PRIu64
-	       "\ntcp_segments=%" PRIu64 "\ntcp_retrans_segments=%" PRIu64 "\nudp_calls=%" PRIu64
-	       "\nrpc_calls=%" PRIu64 "\nwrite_calls=%" PRIu64 "\nwrite_bytes=%" PRIu64
-	       "\nvnet_hdr=%d\nrpc_retrans=%" PRIu64 "\ntcp_reconnects=%" PRIu64 "\npoisoned=%" PRIu64 "\npoisoned_rpc_resends=%" PRIu64 "\n",
-	       frames, ip_frags, ip_frag_dup, tcp_segs, tcp_retrans_segs, udp_calls, calls,
-	       write_calls, write_bytes, vnet_hdr, rpc_retrans, tcp_reconnects, poisoned, poisoned_rpc_resends);
+	       "\ntcp_segments=%" PRIu64 "\ntcp_retrans_segments=%" PRIu64 "\ntcp_unjudged_segments=%" PRIu64
+	       "\nudp_calls=%" PRIu64 "\nrpc_calls=%" PRIu64 "\nwrite_calls=%" PRIu64 "\nwrite_bytes=%" PRIu64
+	       "\nwrite_bytes_first=%" PRIu64 "\nvnet_hdr=%d\nrpc_retrans=%" PRIu64 "\ntcp_reconnects=%" PRIu64
+	       "\npoisoned=%" PRIu64 "\npoisoned_rpc_resends=%" PRIu64 "\n",
+	       frames, ip_frags, ip_frag_dup, tcp_segs, tcp_retrans_segs, tcp_unjudged, udp_calls, calls,
+	       write_calls, write_bytes, write_bytes_first, vnet_hdr, rpc_retrans, tcp_reconnects, poisoned,
+	       poisoned_rpc_resends);
 	if (!frames) {
 		fprintf(stderr, "error: the capture %s holds no frames: nothing was recorded, so nothing "
 			"can be judged\n  fix: check that the VM ran with VM_PCAP and reached the network\n",
