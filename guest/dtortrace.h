@@ -63,6 +63,7 @@ struct dt_slot {
 struct dt_state {
 	struct dt_slot *t;
 	unsigned long long inits, destroys, refs, unrefs, bad;
+	unsigned long long unparsed;	/* lines not understood: the verdict fails on any */
 	int full;	/* more destructors than DT_SLOTS */
 };
 
@@ -91,10 +92,15 @@ static void dt_line(struct dt_state *d, char *line)
 	unsigned long a;
 	int ref = 0;
 
-	if (!e || line[0] == '#' || d->full)
+	if (line[0] == '#' || !line[strspn(line, " \t")] || d->full)
 		return;
-	if (sscanf(e, "skb_frag_destructor_%31[a-z]: destructor=%lx ref=%d", ev, &a, &ref) < 2)
+	/* only our events are enabled: a line we cannot read is a format we do not know */
+	if (!e || sscanf(e, "skb_frag_destructor_%31[a-z]: destructor=%lx ref=%d", ev, &a, &ref) < 2 ||
+	    (strcmp(ev, "init") && strcmp(ev, "destroy") && strcmp(ev, "ref") && strcmp(ev, "unref"))) {
+		if (++d->unparsed <= 3)
+			printf("KFRAG-KV: dtor.unparsed.%llu=%.200s\n", d->unparsed, line);
 		return;
+	}
 	s = dt_slot(d->t, a);
 	if (!s) {
 		printf("KFRAG-KV: dtor.error=more than %d destructors\n", DT_SLOTS);
@@ -203,8 +209,10 @@ static void dt_reader(void)
 			}
 			len -= p - buf;
 			memmove(buf, p, len);
-			if (len == sizeof(buf) - 1) /* a line longer than buf: never */
+			if (len == sizeof(buf) - 1) { /* a line longer than buf: never */
+				d.unparsed++;
 				len = 0;
+			}
 			continue;
 		}
 		if (n < 0 && errno != EAGAIN && errno != EINTR) {
@@ -227,8 +235,9 @@ static void dt_reader(void)
 	}
 	printf("KFRAG-KV: dtor.trace=%s\nKFRAG-KV: dtor.inits=%llu\nKFRAG-KV: dtor.destroys=%llu\n"
 	       "KFRAG-KV: dtor.refs=%llu\nKFRAG-KV: dtor.unrefs=%llu\nKFRAG-KV: dtor.live_at_end=%llu\n"
-	       "KFRAG-KV: dtor.bad=%llu\n", failed || d.full || dt_overruns() ? "lost" : "complete",
-	       d.inits, d.destroys, d.refs, d.unrefs, live, d.bad);
+	       "KFRAG-KV: dtor.bad=%llu\nKFRAG-KV: dtor.unparsed=%llu\n",
+	       failed || d.full || dt_overruns() ? "lost" : "complete",
+	       d.inits, d.destroys, d.refs, d.unrefs, live, d.bad, d.unparsed);
 	fflush(stdout);
 	_exit(0);
 }

@@ -35,10 +35,121 @@ log() { printf '>> %s\n' "$*" >&2; }
 # guest.kv, wire.kv, disk.kv)
 kv() { sed -n "s/^$1=//p" "$2" | tail -n1; }
 # The destructors column of a red-test run's row (scripts/redtest computes
-# it from the guest's accounting): "N=N", "BAD:...", "absent" or "off".
+# it with dtor_verdict): "N=N", "BAD:...", "absent" or "off".
 destructors_of() { sed -n 2p "$1/row.tsv" | cut -f16; }
-# dtor_balanced VALUE: VALUE is "N=N", every destructor destroyed once
-dtor_balanced() { [[ $1 =~ ^([0-9]+)=([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]; }
+
+# dtor_verdict GUESTKV ZEROCOPY: the one verdict on the series' destructor
+# accounting (guest/dtortrace.h), printed as the row's destructors column.
+#   absent   the kernel has no destructor trace events (vanilla)
+#   off      the run did not trace (DTORTRACE=0, benchmarks)
+#   N=N      the trace is complete, every line of it was understood, N > 0
+#            destructors were set up and each destroyed exactly once, none
+#            went below zero or was left live; and the stack took
+#            references on the pages (refs > 0) if and only if the run's
+#            NIC sends paged data without copying (ZEROCOPY 1), none if it
+#            copies (ZEROCOPY 0: no SG/checksum offload)
+#   BAD:...  anything else, with the reasons
+dtor_verdict() {
+	local g=$1 zc=$2 t why=() inits destroys refs u
+	t=$(kv dtor.trace "$g")
+	case $t in absent | off) echo "$t"; return 0 ;; esac
+	inits=$(kv dtor.inits "$g") destroys=$(kv dtor.destroys "$g") refs=$(kv dtor.refs "$g")
+	[ "$t" = complete ] || why+=("trace=${t:-missing}")
+	u=$(kv dtor.unparsed "$g")
+	[ "$u" = 0 ] || why+=("unparsed=${u:-missing}")
+	[ "$(kv dtor.bad "$g")" = 0 ] || why+=("bad=$(kv dtor.bad "$g")")
+	[ "$(kv dtor.live_at_end "$g")" = 0 ] || why+=("live=$(kv dtor.live_at_end "$g")")
+	[[ $inits =~ ^[1-9][0-9]*$ ]] || why+=("inits=${inits:-missing}")
+	[ "$destroys" = "$inits" ] || why+=("destroys=${destroys:-missing}")
+	case $zc:$refs in
+	1:[1-9]*) ;;
+	0:0) ;;
+	1:*) why+=("refs=${refs:-missing}:zero-copy-NIC-took-none") ;;
+	*) why+=("refs=${refs:-missing}:copying-NIC-took-some") ;;
+	esac
+	if [ ${#why[@]} = 0 ]; then
+		echo "$inits=$destroys"
+	else
+		local IFS=,
+		echo "BAD:$inits=$destroys,${why[*]}"
+	fi
+}
+
+# dtor_ok COLUMN VARIANT: the destructors column is what VARIANT must show:
+# "absent" on vanilla and copy, "N=N" with N > 0 on the series.
+dtor_ok() {
+	case $2 in
+	series) [[ $1 =~ ^([1-9][0-9]*)=([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] ;;
+	*) [ "$1" = absent ] ;;
+	esac
+}
+
+# kmemleak_ok GUESTKV: the guest's kmemleak report is clean. With DEBUG=1
+# (configs/debug.config has kmemleak) the count must be there and be 0: a
+# missing count means kmemleak did not run, which is no clean report.
+kmemleak_ok() {
+	local k
+	k=$(kv kmemleak "$1")
+	if [ "${DEBUG:-0}" != 0 ]; then [ "$k" = 0 ]; else [ -z "$k" ] || [ "$k" = 0 ]; fi
+}
+
+# zerocopy_expected: 1 if the run's NIC (VM_NIC on VM_NET) sends the
+# pages it is given (scatter-gather and checksum offload), 0 if the stack
+# copies them. e1000 has both; virtio-net has them only with a tap's vnet
+# headers (QEMU's user networking offers no offloads) and not with
+# csum=off. ZEROCOPY=0|1 overrides.
+zerocopy_expected() {
+	if [ -n "${ZEROCOPY:-}" ]; then echo "$ZEROCOPY"; return; fi
+	case ${VM_NIC:-e1000},${VM_NET:-user} in
+	*csum=off*) echo 0 ;;
+	e1000*) echo 1 ;;
+	virtio-net*,tap) echo 1 ;;
+	*) echo 0 ;;
+	esac
+}
+
+# netns_enter CMD [ARG...]: run CMD in a network namespace (and mount
+# namespace) the harness makes for it, and remove the namespace after,
+# killing whatever of the run is left in it. Nothing of a run - rpcbind,
+# the NFS server, QEMU and its user networking, a tap - is reachable from
+# outside it, and its packets go no further than its own loopback and tap.
+# A private /run keeps rpcbind's socket and lock files apart from the
+# machine's. Does nothing when already inside one (KFRAG_NETNS is set),
+# so scripts that call each other share their caller's.
+netns_enter() {
+	[ -z "${KFRAG_NETNS:-}" ] || return 0
+	[ "$(id -u)" = 0 ] || die "the harness needs root: it runs rpcbind, the NFS server and QEMU in a network namespace of its own" \
+		"fix: run as root (e.g. sudo make test)"
+	command -v ip >/dev/null || die "ip not found (the harness makes its network namespace with it)" \
+		"fix: apt-get install -y iproute2"
+	local ns=kfrag-$$ rc=0
+	# the namespace has no way out: fetch the base tree first if it is
+	# not in the cache (kernel.org); a failure is reported where it is used
+	"$TOP/scripts/import-base" >/dev/null 2>&1 || true
+	ip netns add "$ns" 2>/dev/null || die "could not create the network namespace $ns (ip netns add)" \
+		"fix: run as root on a kernel with network namespaces; a stale one goes with: ip netns del $ns"
+	trap 'netns_remove '"$ns" EXIT
+	trap 'exit 143' TERM
+	trap 'exit 130' INT
+	ip -n "$ns" link set lo up
+	# an address besides 127.0.0.1: getaddrinfo(AI_ADDRCONFIG), which
+	# ganesha uses for its Bind_Addr, finds no IPv4 in a namespace without
+	# one (glibc counts every IPv4 address but 127.0.0.1). On lo, from
+	# TEST-NET-1 (RFC 5737): nothing routes to it, nothing listens on it.
+	ip -n "$ns" addr add 192.0.2.1/32 dev lo ||
+		die "could not add 192.0.2.1 to lo in the network namespace $ns"
+	# in the background: bash runs a trap (TERM from a timeout, ^C) only
+	# between commands, and `wait` is one it can leave
+	KFRAG_NETNS=$ns KFRAG_OUTER_NETNS=/proc/$$/ns/net ip netns exec "$ns" \
+		sh -c 'mount -t tmpfs -o mode=0755 kfrag-run /run && mkdir -p /run/lock && exec "$@"' kfrag "$@" &
+	wait $! || rc=$?
+	exit $rc
+}
+netns_remove() {
+	local p
+	for p in $(ip netns pids "$1" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
+	ip netns del "$1" 2>/dev/null || true
+}
 
 # The tap backend (VM_NET=tap): a host tap interface with its own subnet.
 # QEMU's user networking (the default) offers virtio-net no checksum or

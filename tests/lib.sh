@@ -30,28 +30,61 @@ expect_fail() { # expect_fail "TEXT..." -- CMD...: CMD must fail and say every T
 	done
 }
 
+# note TEXT: said on the test's PASS/FAIL line (e.g. that it was retried)
+note() { echo "$*" >> "$SCRATCH/note"; }
+
+# leftovers: processes of the harness (server, peers, VMs) still running in
+# this network namespace; a test must stop what it started, pass or fail.
+leftovers() {
+	local p me
+	me=$(readlink /proc/self/ns/net)
+	ps -eo pid=,comm= | while read -r p c; do
+		case $c in ganesha.nfsd | tcpsink | discard | qemu-system-x86*) ;; *) continue ;; esac
+		[ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$me" ] || continue
+		echo "$p:$c"
+	done
+}
+
 run_tests() {
-	local want=("$@") t name fn start
+	local want=("$@") t name fn start w known left status
 	if [ "${1:-}" = --list ]; then
 		for t in "${TESTS[@]}"; do echo "${t%%:*}"; done
 		return 0
 	fi
+	for w in "${want[@]}"; do
+		known=
+		for t in "${TESTS[@]}"; do [ "${t%%:*}" != "$w" ] || known=1; done
+		[ -n "$known" ] && continue
+		echo "FAIL $w (no such test: tests/run --list names them)"
+		FAILED=$((FAILED + 1))
+		FAILS+=("$w")
+	done
 	for t in "${TESTS[@]}"; do
 		name=${t%%:*} fn=${t#*:}
 		if [ ${#want[@]} -gt 0 ] && ! printf '%s\n' "${want[@]}" | grep -qx "$name"; then
 			continue
 		fi
 		start=$(date +%s)
+		rm -f "$SCRATCH/note"
 		echo "== $name"
 		# not in a condition: set -e must stay in force inside the test
 		( set -e; "$fn" ) 2>&1 | sed -u 's/^/   /'
-		if [ "${PIPESTATUS[0]}" = 0 ]; then
+		status=${PIPESTATUS[0]}
+		left=$(leftovers)
+		if [ -n "$left" ]; then
+			echo "    left running by the test: $left (killed now)"
+			for p in $left; do kill -9 "${p%%:*}" 2>/dev/null || true; done
+			status=1
+		fi
+		t="$(($(date +%s) - start))s"
+		[ ! -s "$SCRATCH/note" ] || t="$t; $(paste -sd ';' "$SCRATCH/note")"
+		if [ "$status" = 0 ]; then
 			PASSED=$((PASSED + 1))
-			echo "PASS $name ($(($(date +%s) - start))s)"
+			echo "PASS $name ($t)"
 		else
 			FAILED=$((FAILED + 1))
 			FAILS+=("$name")
-			echo "FAIL $name ($(($(date +%s) - start))s)"
+			echo "FAIL $name ($t)"
 		fi
 	done
 	[ $FAILED = 0 ] || echo "failed: ${FAILS[*]}"

@@ -1,7 +1,7 @@
 # The runner's own failure detection, on a real boot where it can be.
 # shellcheck shell=bash
 
-vm() { VM_LOG="$SCRATCH/$1.log" scripts/vmrun "$(kernel_of vanilla)" "$@"; }
+vm() { local img; img=$(kernel_of vanilla); VM_LOG="$SCRATCH/$1.log" scripts/vmrun "$img" "$@"; }
 
 t_vm_test_fails() {
 	local rc=0
@@ -12,23 +12,29 @@ t_vm_test_fails() {
 }
 
 t_vm_timeout() {
+	local img
+	img=$(kernel_of vanilla)
 	expect_fail "timeout: test selftest-hang did not finish within 25s" -- \
-		env VM_TIMEOUT=25 VM_LOG="$SCRATCH/hang.log" scripts/vmrun "$(kernel_of vanilla)" selftest-hang
+		env VM_TIMEOUT=25 VM_LOG="$SCRATCH/hang.log" scripts/vmrun "$img" selftest-hang
 }
 
 t_vm_kernel_crash() {
 	# sysrq-c: a real oops and panic; the run must fail on it
+	local img
+	img=$(kernel_of vanilla)
 	expect_fail "kernel error in" "the kernel reported an error" -- \
-		env VM_LOG="$SCRATCH/crash.log" scripts/vmrun "$(kernel_of vanilla)" selftest-crash
+		env VM_LOG="$SCRATCH/crash.log" scripts/vmrun "$img" selftest-crash
 }
 
 t_vm_no_boot() {
+	local img
+	img=$(kernel_of vanilla)
 	head -c 100000 /dev/urandom > "$SCRATCH/garbage-bzImage"
 	expect_fail "the VM did not boot" -- \
 		env VM_TIMEOUT=20 VM_LOG="$SCRATCH/noboot.log" scripts/vmrun "$SCRATCH/garbage-bzImage" selftest-pass
 	expect_fail "no kernel at $SCRATCH/none" -- scripts/vmrun "$SCRATCH/none" selftest-pass
 	expect_fail "KFRAG_ACCEL=bogus: use tcg or kvm" -- \
-		env KFRAG_ACCEL=bogus scripts/vmrun "$(kernel_of vanilla)" selftest-pass
+		env KFRAG_ACCEL=bogus scripts/vmrun "$img" selftest-pass
 }
 
 t_check_log() {

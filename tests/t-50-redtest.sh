@@ -10,14 +10,14 @@ want() { # want KEY VALUE FILE
 	[ "$got" = "$2" ] || { echo "    $1=$got, expected $2 (in $3)"; sed 's/^/    | /' "$3"; return 1; }
 }
 
-# The series' destructor accounting (guest/dtortrace.h) in run dir $R:
-# every destructor destroyed exactly once, none live, the trace complete.
-dtor_ok() {
-	want dtor.trace complete "$R/guest.kv"
-	want dtor.bad 0 "$R/guest.kv"
-	want dtor.live_at_end 0 "$R/guest.kv"
-	want dtor.destroys "$(kvget dtor.inits "$R/guest.kv")" "$R/guest.kv"
-	[ "$(kvget dtor.inits "$R/guest.kv")" -gt 0 ] || { echo "    no destructor was traced"; return 1; }
+# The series' destructor accounting in run dir $R, as scripts/redtest
+# judged it (scripts/lib.sh dtor_verdict, the one verdict): N=N, N > 0.
+dtor_series_ok() {
+	local d
+	d=$(sed -n 2p "$R/row.tsv" | cut -f16)
+	(. scripts/lib.sh && dtor_ok "$d" series) ||
+		{ echo "    destructors: $d (want N=N with N > 0)"; grep '^dtor\.' "$R/guest.kv" | sed 's/^/    | /'; return 1; }
+	echo "destructors: $d, refs $(kvget dtor.refs "$R/guest.kv")"
 }
 
 t_oracle_wire() {
@@ -81,6 +81,7 @@ t_nfs_server_fails() {
 	local port
 	"$BUILD_DIR/host/tcpsink" "$SCRATCH/sink.port" 20 >/dev/null 2>&1 &
 	local holder=$!
+	trap "kill $holder 2>/dev/null || true" EXIT
 	for _ in $(seq 50); do [ -s "$SCRATCH/sink.port" ] && break; sleep 0.1; done
 	port=$(cat "$SCRATCH/sink.port")
 	expect_fail "port $port (NFS_PORT) is already in use" -- \
@@ -98,17 +99,19 @@ t_nfs_server_fails() {
 }
 
 t_mount_fails() {
-	local env
+	local env img
+	img=$(kernel_of vanilla)
 	env=$(NFS_DIR="$SCRATCH/nfs-m" scripts/nfs-server start)
+	trap 'NFS_DIR="$SCRATCH/nfs-m" scripts/nfs-server stop' EXIT
 	eval "$env"
 	expect_fail "mount 10.0.2.2:/no/such/export failed" "Permission denied" -- \
 		env VM_NIC=e1000 VM_TIMEOUT=60 VM_LOG="$SCRATCH/mount.log" scripts/vmrun \
-		"$(kernel_of vanilla)" redtest kfrag.export=/no/such/export kfrag.mntport="$MNT_PORT"
+		"$img" redtest kfrag.export=/no/such/export kfrag.mntport="$MNT_PORT"
 	NFS_DIR="$SCRATCH/nfs-m" scripts/nfs-server stop
 	# and scripts/redtest says so, too, when the server is not there
 	expect_fail "need kfrag.export= and kfrag.mntport=" -- \
 		env VM_NIC=e1000 VM_TIMEOUT=60 VM_LOG="$SCRATCH/mount2.log" scripts/vmrun \
-		"$(kernel_of vanilla)" redtest
+		"$img" redtest
 }
 
 # Real runs; SECS keeps each under a minute and a half of TCG.
@@ -116,8 +119,9 @@ t_mount_fails() {
 redtest_run() {
 	local v=vanilla
 	[ $# = 2 ] || { v=$1; shift; }
-	[ -s "$(kernel_of $v)" ] || { echo "    no $v kernel: build-$v failed"; return 1; }
-	KERNEL=$(kernel_of $v) REDTEST_RUN=test-$v-$1-$2 SECS=${SECS:-20} \
+	local img
+	img=$(kernel_of $v)
+	KERNEL=$img REDTEST_RUN=test-$v-$1-$2 SECS=${SECS:-20} \
 		scripts/redtest $v "$1" "$2"
 	R=$BUILD_DIR/redtest/test-$v-$1-$2
 }
@@ -139,8 +143,12 @@ t_redtest_vanilla_clean() {
 	redtest_run clean tcp
 	if [ "$(kvget writes "$R/guest.kv")" -le 100 ] && [ "$(kvget hung_writes "$R/guest.kv")" -gt 0 ]; then
 		echo "vanilla v3.1 stalled ($(kvget writes "$R/guest.kv") writes," \
-			"$(kvget hung_writes "$R/guest.kv") hung; run kept in $R): running it once more"
+			"$(kvget hung_writes "$R/guest.kv") hung; run kept in $R.stalled): running it once more"
+		# what the stalled run did send and store must still be clean
+		want poisoned 0 "$R/wire.kv"
+		want corrupted 0 "$R/disk.kv"
 		rm -rf "$R.stalled" && mv "$R" "$R.stalled"
+		note "retried: vanilla stalled, $(kvget writes "$R.stalled/guest.kv") writes, 0 poisoned, 0 corrupted"
 		redtest_run clean tcp
 	fi
 	want poisoned 0 "$R/wire.kv"
@@ -155,6 +163,53 @@ register oracle-wire-udp-parts t_oracle_wire_udp_parts
 register oracle-wire-reconnect t_oracle_wire_reconnect
 register oracle-wire-unusable-input t_oracle_wire_unusable
 register oracle-disk t_oracle_disk
+
+# Nothing of a run faces the machine's network: the suite (like every
+# script that starts a server or a VM) runs in a network namespace of its
+# own (scripts/lib.sh netns_enter). Seen from outside it, no socket of the
+# run's NFS server or rpcbind listens, and its tap does not exist; inside,
+# they do (else this test would prove nothing).
+t_isolation() {
+	local outer=${KFRAG_OUTER_NETNS:-} inside outside p pids=()
+	[ -n "$outer" ] || { echo "    the suite is not running in a network namespace of its own"; return 1; }
+	[ "$(readlink "$outer")" != "$(readlink /proc/self/ns/net)" ] ||
+		{ echo "    the suite's network namespace is the machine's"; return 1; }
+	NFS_DIR="$SCRATCH/nfs-iso" scripts/nfs-server start >/dev/null
+	trap 'NFS_DIR="$SCRATCH/nfs-iso" scripts/nfs-server stop; (. scripts/lib.sh; tap_down)' EXIT
+	(. scripts/lib.sh; tap_up)
+	inside=$(ss -ltnupH)
+	pids=("$(cat "$SCRATCH/nfs-iso/ganesha.pid")")
+	pids+=($(grep -o '"rpcbind",pid=[0-9]*' <<<"$inside" | sed 's/.*pid=//' | sort -u))
+	[ ${#pids[@]} -ge 2 ] || { echo "    no rpcbind listens in the run's namespace"; echo "$inside"; return 1; }
+	for p in "${pids[@]}"; do
+		grep -q "pid=$p," <<<"$inside" || { echo "    pid $p listens nowhere inside"; return 1; }
+	done
+	ip link show kfragtap0 >/dev/null
+	outside=$(nsenter --net="$outer" ss -ltnupH)
+	for p in "${pids[@]}"; do
+		! grep -q "pid=$p," <<<"$outside" ||
+			{ echo "    a socket of the run (pid $p) listens outside its namespace:"; grep "pid=$p," <<<"$outside"; return 1; }
+	done
+	! nsenter --net="$outer" ip link show kfragtap0 >/dev/null 2>&1 ||
+		{ echo "    the run's tap is in the machine's namespace"; return 1; }
+	echo "ganesha and rpcbind (pids ${pids[*]}) and the tap: inside the run's namespace only"
+}
+register network-isolation t_isolation
+
+# A process a test started and left running is found (tests/lib.sh
+# leftovers, checked after every test, fails the test that left it).
+t_leftovers() {
+	make -s host
+	"$BUILD_DIR/host/tcpsink" "$SCRATCH/left.port" 20 >/dev/null 2>&1 &
+	local pid=$!
+	trap "kill $pid 2>/dev/null || true" EXIT
+	for _ in $(seq 50); do [ -s "$SCRATCH/left.port" ] && break; sleep 0.1; done
+	leftovers | grep -qx "$pid:tcpsink" || { echo "    a running tcpsink is not found: $(leftovers)"; return 1; }
+	kill $pid
+	wait $pid 2>/dev/null || true
+	[ -z "$(leftovers)" ] || { echo "    still found: $(leftovers)"; return 1; }
+}
+register leftovers-found t_leftovers
 register nfs-server-failures t_nfs_server_fails
 register redtest-mount-failure t_mount_fails
 # The series on the profile where vanilla poisons (the test above): no
@@ -164,7 +219,7 @@ t_redtest_series_default() {
 	want poisoned 0 "$R/wire.kv"
 	want corrupted 0 "$R/disk.kv"
 	want hung_writes 0 "$R/guest.kv"
-	dtor_ok
+	dtor_series_ok
 	[ "$(kvget writes "$R/guest.kv")" -gt 100 ] || { echo "    too few writes to mean anything"; return 1; }
 	# the link did its part: duplicates and TCP retransmissions happened
 	[ "$(kvget tcp_retrans_segments "$R/wire.kv")" -gt 100 ] ||
@@ -187,7 +242,7 @@ t_redtest_udp() {
 	want poisoned 0 "$R/wire.kv"
 	want corrupted 0 "$R/disk.kv"
 	want hung_writes 0 "$R/guest.kv"
-	dtor_ok
+	dtor_series_ok
 	echo "series, default profile, UDP: $(kvget writes "$R/guest.kv") writes, 0 poisoned"
 	[ "$(kvget writes "$R/guest.kv")" -gt 100 ] || { echo "    too few writes to mean anything"; return 1; }
 }
@@ -203,11 +258,11 @@ register redtest-udp-vanilla-poisons-series-clean t_redtest_udp
 # until the write completes. Vanilla beside the series; before patch 0025
 # the series took ~1.7 s per write here (the RPC timer), vanilla ~3 ms.
 t_isolated_write() {
-	local v p99 max writes
+	local v p99 max writes img
 	for v in vanilla series; do
-		[ -s "$(kernel_of $v)" ] || { echo "    no $v kernel: build-$v failed"; return 1; }
+		img=$(kernel_of $v)
 		VM_NET=tap VM_NIC=virtio-net-pci WSIZE=1024 GAP_MS=50 WRITERS=1 MAXKB=4 UNITS=64 \
-			KERNEL=$(kernel_of $v) REDTEST_RUN=test-isolated-$v SECS=5 \
+			KERNEL=$img REDTEST_RUN=test-isolated-$v SECS=5 \
 			scripts/redtest $v clean udp >/dev/null
 		R=$BUILD_DIR/redtest/test-isolated-$v
 		want poisoned 0 "$R/wire.kv"
@@ -226,20 +281,22 @@ register isolated-write-completes t_isolated_write
 
 # Bad input to the harness: each a clear error, never a row of results.
 t_harness_bad_input() {
+	local img
+	img=$(kernel_of vanilla)
 	expect_fail "no scenario 'nope'" "known: server-restart" -- scripts/faults nope
 	printf 'broken delay=soon -\n' > "$SCRATCH/bad.profiles"
 	expect_fail "no profile 'nope'" "known: broken" -- \
 		env PROFILES_FILE="$SCRATCH/bad.profiles" scripts/redtest vanilla nope tcp
 	expect_fail "the guest run failed" "netem" -- \
-		env PROFILES_FILE="$SCRATCH/bad.profiles" KERNEL="$(kernel_of vanilla)" SECS=2 \
+		env PROFILES_FILE="$SCRATCH/bad.profiles" KERNEL="$img" SECS=2 \
 		REDTEST_RUN=test-bad-profile scripts/redtest vanilla broken tcp
 	expect_fail "kfrag.blackhole must be START:SECONDS" -- \
-		env BLACKHOLE=soon KERNEL="$(kernel_of vanilla)" SECS=2 REDTEST_RUN=test-bad-blackhole \
+		env BLACKHOLE=soon KERNEL="$img" SECS=2 REDTEST_RUN=test-bad-blackhole \
 		scripts/redtest vanilla clean tcp
 	# a server that is not there: nothing listens on the MNT port
 	expect_fail "mount 10.0.2.2:/export failed" -- \
 		env VM_NIC=e1000 VM_TIMEOUT=90 VM_LOG="$SCRATCH/unreach.log" scripts/vmrun \
-		"$(kernel_of vanilla)" redtest kfrag.export=/export kfrag.mntport=9
+		"$img" redtest kfrag.export=/export kfrag.mntport=9
 	expect_fail "nothing to resume" -- env NFS_DIR="$SCRATCH/nfs-none" scripts/nfs-server resume
 	[ ! -s "$BUILD_DIR/redtest/test-bad-profile/row.tsv" ] || { echo "    a failed run left a result row"; return 1; }
 }
@@ -248,13 +305,14 @@ register harness-bad-input t_harness_bad_input
 # A robustness scenario in the suite (the rest: make faults / faults-debug):
 # writers SIGKILLed mid-write, series only - every destructor destroyed.
 t_fault_kill() {
-	[ -s "$(kernel_of series)" ] || { echo "    no series kernel: build-series failed"; return 1; }
-	KILL_AT=8 KERNEL=$(kernel_of series) REDTEST_RUN=test-fault-kill SECS=15 \
+	local img
+	img=$(kernel_of series)
+	KILL_AT=8 KERNEL=$img REDTEST_RUN=test-fault-kill SECS=15 \
 		scripts/redtest series default tcp >/dev/null
 	R=$BUILD_DIR/redtest/test-fault-kill
 	want poisoned 0 "$R/wire.kv"
 	want corrupted 0 "$R/disk.kv"
-	dtor_ok
+	dtor_series_ok
 	[ "$(kvget killed_mid_write "$R/guest.kv")" -gt 0 ] || { echo "    no writer was killed mid-write"; return 1; }
 	echo "series: $(kvget killed_mid_write "$R/guest.kv") writers killed mid-write;" \
 		"$(kvget dtor.inits "$R/guest.kv") destructors, each destroyed once"

@@ -1,0 +1,99 @@
+# The one destructor verdict (scripts/lib.sh dtor_verdict, dtor_ok) on
+# guest reports with a known answer: everything that is not "each of
+# N > 0 destructors destroyed once, every trace line understood, the
+# pages referenced exactly when the NIC is zero-copy" is BAD.
+# shellcheck shell=bash
+
+# gkv FILE KEY=VALUE...: a guest report of a complete, balanced trace,
+# with the given keys changed ("KEY=" drops the key)
+gkv() {
+	local f=$1 kvs
+	shift
+	kvs="dtor.trace=complete dtor.inits=5 dtor.destroys=5 dtor.refs=12 dtor.unrefs=12 dtor.live_at_end=0 dtor.bad=0 dtor.unparsed=0"
+	: > "$f"
+	for k in $kvs; do
+		local o
+		for o in "$@"; do [ "${o%%=*}" != "${k%%=*}" ] || k=$o; done
+		[ -z "${k#*=}" ] || echo "$k" >> "$f"
+	done
+}
+
+verdict_is() { # verdict_is WANT ZEROCOPY KEY=VALUE...
+	local want=$1 zc=$2 got
+	shift 2
+	gkv "$SCRATCH/g.kv" "$@"
+	got=$(. scripts/lib.sh && dtor_verdict "$SCRATCH/g.kv" "$zc")
+	case $got in
+	$want) echo "ok: ${*:-balanced} zerocopy=$zc -> $got" ;;
+	*) echo "    ${*:-balanced} zerocopy=$zc: verdict '$got', expected '$want'"; return 1 ;;
+	esac
+}
+
+t_dtor_verdict() {
+	verdict_is 5=5 1
+	verdict_is 5=5 0 dtor.refs=0 dtor.unrefs=0
+	# a trace that saw nothing (e.g. a changed event format) is no pass
+	verdict_is 'BAD:*inits=0*' 1 dtor.inits=0 dtor.destroys=0 dtor.refs=0
+	verdict_is 'BAD:*unparsed=40*' 1 dtor.unparsed=40
+	verdict_is 'BAD:*unparsed=*' 1 dtor.unparsed=
+	verdict_is 'BAD:*inits=missing*' 1 dtor.inits= dtor.destroys=
+	verdict_is 'BAD:*destroys=4*' 1 dtor.destroys=4
+	verdict_is 'BAD:*live=1*' 1 dtor.live_at_end=1
+	verdict_is 'BAD:*bad=2*' 1 dtor.bad=2
+	verdict_is 'BAD:*trace=lost*' 1 dtor.trace=lost
+	# zero-copy NIC whose stack took no reference: it copied, proves nothing
+	verdict_is 'BAD:*zero-copy-NIC-took-none*' 1 dtor.refs=0 dtor.unrefs=0
+	# a copying NIC (csum=off) whose stack referenced the pages
+	verdict_is 'BAD:*copying-NIC-took-some*' 0
+	verdict_is absent 1 dtor.trace=absent
+	verdict_is off 1 dtor.trace=off
+}
+
+t_dtor_ok() {
+	local c
+	(. scripts/lib.sh
+	for c in 5=5 1=1 120=120; do dtor_ok "$c" series || { echo "    $c refused"; exit 1; }; done
+	for c in 0=0 5=4 absent off BAD:5=5,live=1 "" 05=05x; do
+		! dtor_ok "$c" series || { echo "    series: '$c' accepted"; exit 1; }
+	done
+	dtor_ok absent vanilla && dtor_ok absent copy
+	for c in 5=5 off ""; do ! dtor_ok "$c" vanilla || { echo "    vanilla: '$c' accepted"; exit 1; }; done)
+}
+
+# which runs must be zero-copy (lib.sh zerocopy_expected)
+t_zerocopy_expected() {
+	local want nic net got
+	while read -r want nic net; do
+		got=$(. scripts/lib.sh && VM_NIC=$nic VM_NET=$net zerocopy_expected)
+		[ "$got" = "$want" ] || { echo "    $nic on $net: $got, expected $want"; return 1; }
+	done <<-EOF2
+	1 e1000 user
+	1 virtio-net-pci tap
+	0 virtio-net-pci user
+	0 virtio-net-pci,csum=off tap
+	0 e1000,csum=off user
+	EOF2
+}
+
+# kmemleak (lib.sh kmemleak_ok): on a debug kernel a missing count is no
+# clean report
+t_kmemleak_ok() {
+	(. scripts/lib.sh
+	echo kmemleak=0 > "$SCRATCH/k0"; echo kmemleak=3 > "$SCRATCH/k3"; : > "$SCRATCH/knone"
+	DEBUG=1 kmemleak_ok "$SCRATCH/k0" || { echo "    debug, 0 leaks: refused"; exit 1; }
+	! DEBUG=1 kmemleak_ok "$SCRATCH/knone" || { echo "    debug, no kmemleak count: accepted"; exit 1; }
+	! DEBUG=1 kmemleak_ok "$SCRATCH/k3" || { echo "    debug, 3 leaks: accepted"; exit 1; }
+	DEBUG=0 kmemleak_ok "$SCRATCH/knone" || { echo "    non-debug, no count: refused"; exit 1; }
+	! DEBUG=0 kmemleak_ok "$SCRATCH/k3" || { echo "    non-debug, 3 leaks: accepted"; exit 1; })
+}
+
+# the runner: a test name it does not know is a failure, not "0 passed"
+t_runner_unknown() {
+	expect_fail "FAIL no-such-test (no such test" "0 passed, 1 failed" -- tests/run no-such-test
+}
+
+register runner-unknown-test t_runner_unknown
+register dtor-verdict t_dtor_verdict
+register kmemleak-count-required t_kmemleak_ok
+register dtor-ok t_dtor_ok
+register zerocopy-expected t_zerocopy_expected
