@@ -19,6 +19,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "../common/io.h"
 #include "../common/pattern.h"
 
 #define CHUNK 65536
@@ -34,23 +35,6 @@ static int fail(const char *what)
 {
 	printf("KFRAG-KV: smoke.error=%s:%s\n", what, strerror(errno));
 	return 1;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= n;
-	}
-	return 0;
 }
 
 int main(void)
@@ -79,7 +63,7 @@ int main(void)
 	for (off = half; off < up; off += n) {
 		n = up - off < CHUNK ? up - off : CHUNK;
 		kfrag_pattern(seed, off, buf, n);
-		if (write_all(f, buf, n))
+		if (kfrag_write_all(f, buf, n))
 			return fail("tmpfs-write");
 	}
 
@@ -89,12 +73,12 @@ int main(void)
 	gettimeofday(&t0, NULL);
 	n = snprintf(line, sizeof(line), "KFRAG-SMOKE seed=%llu up=%llu down=%llu\n",
 		     seed, up, down);
-	if (write_all(s, line, n))
+	if (kfrag_write_all(s, line, n))
 		return fail("send-header");
 	for (off = 0; off < half; off += n) {
 		n = half - off < CHUNK ? half - off : CHUNK;
 		kfrag_pattern(seed, off, buf, n);
-		if (write_all(s, buf, n))
+		if (kfrag_write_all(s, buf, n))
 			return fail("send");
 	}
 	{

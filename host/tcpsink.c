@@ -21,26 +21,10 @@
 #include <unistd.h>
 
 #include "../common/listen.h"
+#include "../common/io.h"
 #include "../common/pattern.h"
 
 #define CHUNK 65536
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
 
 static void on_alarm(int sig)
 {
@@ -104,7 +88,7 @@ int main(int argc, char **argv)
 	}
 	n = bad < 0 ? snprintf(line, sizeof(line), "OK up=%llu\n", up)
 		    : snprintf(line, sizeof(line), "BAD offset=%lld\n", bad);
-	if (write_all(s, line, n))
+	if (kfrag_write_all(s, line, n))
 		return 1;
 	if (bad >= 0) {
 		fprintf(stderr, "tcpsink: upstream byte %lld differs from the pattern\n", bad);
@@ -113,7 +97,7 @@ int main(int argc, char **argv)
 	for (off = 0; off < down; off += n) {
 		n = down - off < CHUNK ? down - off : CHUNK;
 		kfrag_pattern(seed + 1, off, buf, n);
-		if (write_all(s, buf, n)) {
+		if (kfrag_write_all(s, buf, n)) {
 			fprintf(stderr, "tcpsink: downstream failed at %llu: %s\n", off, strerror(errno));
 			return 1;
 		}

@@ -3,7 +3,7 @@
 # shellcheck shell=bash
 
 fx() { make -s host >/dev/null && "$BUILD_DIR/host/mkfixture" "$@"; }
-kvget() { sed -n "s/^$1=//p" "$2" | tail -n1; }
+kvget() { (. scripts/lib.sh && kv "$@"); } # the harness's own kv, not a twin
 want() { # want KEY VALUE FILE
 	local got
 	got=$(kvget "$1" "$3")
@@ -247,6 +247,14 @@ t_redtest_udp() {
 	[ "$(kvget writes "$R/guest.kv")" -gt 100 ] || { echo "    too few writes to mean anything"; return 1; }
 }
 
+# make demo judges: on a clean link vanilla poisons nothing and corrupts
+# nothing, so the demo must fail and say why (not print a table, exit 0).
+t_demo_judges() {
+	expect_fail "demo: FAILED" "vanilla showed no poisoned transmission (clean, tcp)" \
+		"vanilla corrupted no block on the server's disk" -- \
+		env DEMO_NAME=test-demo DEMO_CASES=clean:tcp SECS=4 scripts/demo
+}
+register demo-fails-without-the-bug t_demo_judges
 register redtest-vanilla-default-poisons t_redtest_vanilla_default
 register redtest-series-default-clean t_redtest_series_default
 register redtest-vanilla-clean t_redtest_vanilla_clean
