@@ -27,13 +27,39 @@
  *   KFRAG_CYCLES n: n mount, write, umount cycles before the workload
  *   KFRAG_ERRORS_OK 1: a failed write (EIO from a soft mount) is counted,
  *     its units may hold either generation, and the writer goes on
+ * Host self-test (tests/t-54-disk-drain.sh):
+ *   KFRAG_DIR path: run the workload in this directory of the machine it
+ *     runs on instead of mounting the export at /mnt: no netem, no mount,
+ *     no tracing, no rpc_debug, no kmemleak (the faults that need them are
+ *     refused), so the workload's own logic and its manifest can be
+ *     checked against host/disk-oracle without a VM
+ *
+ * The end of the run: at KFRAG_SECS the writers stop issuing writes (in
+ * the first in-order pass too), and the writes then in flight are drained:
+ * waited for until each write() returned, for up to KFRAG_DEADLINE. A
+ * write still out after the drain is a hung write; its writer is killed.
+ * Only then the manifest is written, the export unmounted and the
+ * destructor accounting reported, so that it does not count the RPCs of
+ * writes that were merely slow (a long-delay link) as live.
+ *
  * Output: KFRAG-KV lines (writes, MB/s, latencies, hung writes, RPC
  * counters, netem counters, guest CPU busy %, the destructor accounting of dtortrace.h
- * after the umount, kmemleak's report count when the kernel has it) and one KFRAG-MANIFEST line per file:
+ * after the umount, kmemleak's report count when the kernel has it), among them:
+ *   inflight_at_stop=N  writes in flight when KFRAG_SECS was reached
+ *   drain_ms=N          how long they took to return (0: none was out);
+ *                       bounded by KFRAG_DEADLINE
+ *   writers_started=N   writers forked, printed just before the manifest:
+ *                       host/disk-oracle wants one manifest line for each
+ *   writers_failed=N    writers that ended otherwise than by exiting 0 or by
+ *                       the SIGKILL of KFRAG_KILL_AT or of the drain
+ *                       (writer<N>.exit= says how each ended)
+ * and one KFRAG-MANIFEST line per writer's file:
  *   KFRAG-MANIFEST: file=F units=U gens=G,G,...   (G = last generation whose
  *   write() returned; "G+" when a write of G+1 was still in flight)
  * Exit: 0 the workload ran; 2 bad arguments; 3 netem; 4 mount; 5 writes failed
- * (unless KFRAG_ERRORS_OK) or none completed.
+ * (unless KFRAG_ERRORS_OK) or none completed; 6 a writer could not be
+ * started, died of a signal we did not send, or exited non-zero otherwise
+ * than after a failed write.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -58,20 +84,28 @@
 #define MAXWRITERS 32
 #define MAXLAT 50000
 
+/* why a writer exits 1: a write failed (no KFRAG_ERRORS_OK), no file or buffer */
+enum { WHY_NONE, WHY_WRITE, WHY_OPEN };
+
 struct writer_state {
 	volatile uint64_t inflight_start_us; /* 0: no write in flight */
 	volatile uint32_t inflight_unit, inflight_n;
 	volatile int hung_reported;
 	volatile uint64_t writes, bytes, errors, hung;
-	volatile int last_errno, done;
+	volatile int last_errno, done, why;
+	volatile int drained; /* a write issued before the stop returned after it */
 	uint32_t nlat;
 	uint32_t lat_us[MAXLAT];
 };
 
 static struct writer_state *ws;
+static volatile int *stop;        /* shared: KFRAG_SECS reached, no new write() */
+static uint64_t end_us;           /* when KFRAG_SECS is reached */
 static volatile uint32_t *gens;   /* [writer][unit] */
 static volatile uint8_t *unsure;  /* [writer][unit]: a write of gens+1 failed */
 static int errors_ok;
+static const char *mntdir = "/mnt"; /* KFRAG_DIR: a directory of this machine */
+static int hostdir;                 /* KFRAG_DIR given: touch nothing but it */
 static unsigned nwriters, units, maxunits, secs, deadline, gap_ms;
 static unsigned long seed;
 
@@ -103,6 +137,16 @@ static void kv_error(const char *what)
 	fflush(stdout);
 }
 
+/* SECS reached: by the main process's word, or by the clock if it is late */
+static int stopping(void)
+{
+	return *stop || now_us() >= end_us;
+}
+
+/*
+ * One write() of n units at unit: 0 it returned complete, -1 it failed,
+ * 1 it was not issued because the run is stopping.
+ */
 static int do_write(int w, int fd, unsigned char *buf, uint32_t unit, uint32_t n)
 {
 	struct writer_state *s = &ws[w];
@@ -112,6 +156,8 @@ static int do_write(int w, int fd, unsigned char *buf, uint32_t unit, uint32_t n
 	ssize_t r;
 	uint32_t i;
 
+	if (stopping())
+		return 1;
 	for (i = 0; i < n; i++)
 		kfrag_stamp_unit(buf + (size_t)i * KFRAG_UNIT, w, w, unit + i, g[unit + i] + 1);
 	s->inflight_unit = unit;
@@ -121,8 +167,20 @@ static int do_write(int w, int fd, unsigned char *buf, uint32_t unit, uint32_t n
 		usleep(gap_ms * 1000);
 	t0 = now_us();
 	s->inflight_start_us = t0;
+	/*
+	 * In flight first, then the stop looked at (the main process sets the
+	 * stop, then looks at what is in flight): no write starts after SECS
+	 * unseen. Its stamps in the buffer are never sent: gens stay.
+	 */
+	__sync_synchronize();
+	if (stopping()) {
+		s->inflight_start_us = 0;
+		return 1;
+	}
 	r = pwrite(fd, buf, len, (off_t)unit * KFRAG_UNIT);
 	dt = now_us() - t0;
+	if (stopping()) /* issued before the stop, returned after it: drained */
+		s->drained = 1;
 	if (r == (ssize_t)len)
 		for (i = 0; i < n; i++) {
 			g[unit + i]++;
@@ -149,32 +207,40 @@ static int do_write(int w, int fd, unsigned char *buf, uint32_t unit, uint32_t n
 	return 0;
 }
 
-static void writer(int w, uint64_t end_us)
+/* A writer: stops issuing writes at SECS, in its first pass too */
+static void writer(int w)
 {
 	unsigned char *buf;
-	char path[64];
+	char path[4096];
 	uint32_t u, n;
-	int fd;
+	int fd, rc;
 
 	srandom(seed * 1000 + w);
-	snprintf(path, sizeof(path), "/mnt/w%03d.dat", w);
+	snprintf(path, sizeof(path), "%s/w%03d.dat", mntdir, w);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0644);
 	if (fd < 0 || posix_memalign((void **)&buf, KFRAG_UNIT, (size_t)maxunits * KFRAG_UNIT)) {
 		ws[w].errors++;
-		ws[w].last_errno = errno;
+		ws[w].last_errno = fd < 0 ? errno : ENOMEM;
+		ws[w].why = WHY_OPEN;
 		_exit(1);
 	}
 	/* every unit gets generation 1, in order; then random rewrites */
-	for (u = 0; u < units; u += n) {
+	for (u = 0, rc = 0; u < units && rc <= 0; u += n) {
 		n = units - u < maxunits ? units - u : maxunits;
-		if (do_write(w, fd, buf, u, n) && !errors_ok)
+		rc = do_write(w, fd, buf, u, n);
+		if (rc < 0 && !errors_ok) {
+			ws[w].why = WHY_WRITE;
 			_exit(1);
+		}
 	}
-	while (now_us() < end_us) {
+	while (rc <= 0) {
 		n = 1 + random() % maxunits;
 		u = random() % (units - n + 1);
-		if (do_write(w, fd, buf, u, n) && !errors_ok)
+		rc = do_write(w, fd, buf, u, n);
+		if (rc < 0 && !errors_ok) {
+			ws[w].why = WHY_WRITE;
 			_exit(1);
+		}
 	}
 	close(fd);
 	ws[w].done = 1;
@@ -189,7 +255,7 @@ static void writer(int w, uint64_t end_us)
 static void rpc_show_tasks(void)
 {
 	const char *v = env_str("KFRAG_RPC_DEBUG", "129");
-	int fd = open("/proc/sys/sunrpc/rpc_debug", O_WRONLY);
+	int fd = hostdir ? -1 : open("/proc/sys/sunrpc/rpc_debug", O_WRONLY);
 
 	if (fd >= 0) {
 		if (write(fd, v, strlen(v)) != (ssize_t)strlen(v))
@@ -292,7 +358,7 @@ static void kmemleak_report(void)
 	FILE *f;
 	int i;
 
-	if (access("/sys/kernel/debug/kmemleak", W_OK))
+	if (hostdir || access("/sys/kernel/debug/kmemleak", W_OK))
 		return;
 	for (i = 0; i < 2; i++) {
 		f = fopen("/sys/kernel/debug/kmemleak", "w");
@@ -321,15 +387,20 @@ int main(void)
 	struct netem_spec ns;
 	char err[512];
 	const char *spec = env_str("KFRAG_NETEM", "-");
-	uint64_t t0, end_us, give_up, wall;
-	unsigned w, stuck = 0, cycles, umount_f_at, umount_f_done = 0, kill_at, bh_at, bh_for, killed = 0, bh_state = 0;
+	uint64_t t0, give_up, wall, drain_end, drain_ms;
+	unsigned w, i, stuck = 0, cycles, umount_f_at, umount_f_done = 0, kill_at, bh_at, bh_for, killed = 0, bh_state = 0;
+	unsigned started, stopped = 0, inflight_at_stop = 0, writers_failed = 0;
 	struct netem_spec hole;
 	unsigned long long writes = 0, bytes = 0, errors = 0, hung = 0, nlat = 0;
 	long long calls, retrans, sent, drops;
 	unsigned long long busy0, total0, busy1, total1, ctxt0, ctxt1;
 	uint32_t *lat;
-	int rc, status, tracing;
+	int rc, tracing, unexpected = 0;
 	pid_t pids[MAXWRITERS];
+	int wstatus[MAXWRITERS] = { 0 };
+	/* ended: reaped, wstatus holds how; ours: we sent it SIGKILL (1 KILL_AT, 2 the drain) */
+	char ended[MAXWRITERS] = { 0 }, ours[MAXWRITERS] = { 0 }, alive_at_stop[MAXWRITERS] = { 0 };
+	char fail[300] = "";
 
 	nwriters = env_num("KFRAG_WRITERS", 4);
 	units = env_num("KFRAG_UNITS", 256);
@@ -345,6 +416,16 @@ int main(void)
 	}
 	gap_ms = env_num("KFRAG_GAP_MS", 0);
 	seed = env_num("KFRAG_SEED", 1);
+	cycles = env_num("KFRAG_CYCLES", 0);
+	if (*env_str("KFRAG_DIR", "")) {
+		mntdir = getenv("KFRAG_DIR");
+		hostdir = 1;
+		if (strcmp(spec, "-") || bh_for || umount_f_at || cycles || getenv("KFRAG_RPC_DEBUG")) {
+			kv_error("kfrag.dir runs without netem, mount or tracing: no netem, blackhole, "
+				 "umount_f_at, cycles or rpc_debug with it");
+			return 2;
+		}
+	}
 	if (!nwriters || nwriters > MAXWRITERS || !maxunits || units < maxunits) {
 		kv_error("bad workload size (writers 1..32, maxkb >= 4, units >= maxkb/4)");
 		return 2;
@@ -358,8 +439,7 @@ int main(void)
 		return 3;
 	}
 	printf("KFRAG-KV: netem=%s\n", spec);
-	tracing = dtortrace_start();
-	cycles = env_num("KFRAG_CYCLES", 0);
+	tracing = hostdir ? -1 : dtortrace_start();
 	for (w = 0; w < cycles; w++) {
 		rc = do_mount();
 		if (rc)
@@ -375,7 +455,7 @@ int main(void)
 	}
 	if (cycles)
 		printf("KFRAG-KV: mount_cycles=%u\n", cycles);
-	rc = do_mount();
+	rc = hostdir ? 0 : do_mount();
 	if (rc)
 		return rc;
 	if (getenv("KFRAG_RPC_DEBUG")) /* asked for from the start */
@@ -387,32 +467,50 @@ int main(void)
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	unsure = mmap(NULL, nwriters * units, PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (ws == MAP_FAILED || gens == MAP_FAILED || unsure == MAP_FAILED) {
+	stop = mmap(NULL, sizeof(*stop), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (ws == MAP_FAILED || gens == MAP_FAILED || unsure == MAP_FAILED || stop == MAP_FAILED) {
 		kv_error("mmap failed");
 		return 5;
 	}
 	cpu_sample(&busy0, &total0, &ctxt0);
 	t0 = now_us();
 	end_us = t0 + (uint64_t)secs * 1000000;
+	fflush(stdout);
 	for (w = 0; w < nwriters; w++) {
 		pids[w] = fork();
 		if (pids[w] == 0)
-			writer(w, end_us);
+			writer(w);
+		if (pids[w] < 0) { /* the run is broken: the others stop at once */
+			snprintf(fail, sizeof(fail), "writer %u could not be started: fork: %s", w,
+				 strerror(errno));
+			printf("KFRAG-KV: writer%u.exit=not started: fork: %s\n", w, strerror(errno));
+			pids[w] = 0;
+			*stop = 1;
+			break;
+		}
 	}
-	/* watchdog: a write in flight longer than the deadline is hung */
+	started = w;
+	/*
+	 * watchdog: a write in flight longer than the deadline is hung. At SECS
+	 * the writers stop issuing writes (*stop; they watch the clock too) and
+	 * the writes in flight drain: waited for until every writer has ended,
+	 * for up to the deadline (give_up).
+	 */
 	give_up = end_us + (uint64_t)deadline * 1000000;
 	for (;;) {
 		unsigned running = 0;
 		uint64_t now = now_us();
 
-		for (w = 0; w < nwriters; w++) {
+		for (w = 0; w < started; w++) {
 			struct writer_state *s = &ws[w];
 			uint64_t st = s->inflight_start_us;
 
 			now = now_us(); /* after st: st <= now */
 
-			if (pids[w] && waitpid(pids[w], &status, WNOHANG) == pids[w])
+			if (pids[w] && waitpid(pids[w], &wstatus[w], WNOHANG) == pids[w]) {
 				pids[w] = 0;
+				ended[w] = 1;
+			}
 			if (pids[w])
 				running++;
 			if (st && now - st > (uint64_t)deadline * 1000000 && !s->hung_reported) {
@@ -425,19 +523,28 @@ int main(void)
 				rpc_show_tasks();
 			}
 		}
+		if (!stopped && now >= end_us) {
+			*stop = 1;
+			__sync_synchronize();
+			stopped = 1;
+			for (w = 0; w < started; w++)
+				alive_at_stop[w] = pids[w] != 0;
+		}
 		if (!running || now > give_up)
 			break;
 		if (kill_at && !killed && now - t0 >= (uint64_t)kill_at * 1000000) {
 			unsigned mid = 0;
 
-			for (w = 0; w < nwriters; w++) {
+			for (w = 0; w < started; w++) {
 				mid += ws[w].inflight_start_us != 0;
-				if (pids[w])
+				if (pids[w]) {
+					ours[w] = 1; /* an expected SIGKILL */
 					kill(pids[w], SIGKILL);
+				}
 			}
 			killed = 1;
 			printf("KFRAG-KV: killed_writers=%u\nKFRAG-KV: killed_mid_write=%u\n",
-			       nwriters, mid);
+			       started, mid);
 			fflush(stdout);
 		}
 		if (umount_f_at && !umount_f_done && now - t0 >= (uint64_t)umount_f_at * 1000000) {
@@ -459,18 +566,75 @@ int main(void)
 			printf("KFRAG-KV: blackhole_secs=%u\n", bh_for);
 			fflush(stdout);
 		}
-		usleep(100000);
+		/* wake at SECS on time; while draining, see each writer end */
+		now = now_us();
+		usleep(stopped ? 10000 : now >= end_us ? 0 : end_us - now < 100000 ? end_us - now : 100000);
 	}
-	wall = now_us() - t0;
+	*stop = 1;
+	drain_end = now_us();
+	drain_ms = stopped && drain_end > end_us ? (drain_end - end_us) / 1000 : 0;
+	wall = drain_end - t0;
 	cpu_sample(&busy1, &total1, &ctxt1);
-	for (w = 0; w < nwriters; w++)
+	/* a write still out after the drain is hung: its writer is killed */
+	for (w = 0; w < started; w++)
 		if (pids[w]) {
 			stuck++;
+			ours[w] = 2;
 			kill(pids[w], SIGKILL);
 		}
+	/* and reaped, so that its state is final (SIGKILL ends an NFS wait) */
+	for (i = 0; i < 50; i++) {
+		unsigned left = 0;
+
+		for (w = 0; w < started; w++)
+			if (pids[w] && waitpid(pids[w], &wstatus[w], WNOHANG) == pids[w]) {
+				pids[w] = 0;
+				ended[w] = 1;
+			} else if (pids[w])
+				left++;
+		if (!left)
+			break;
+		usleep(100000);
+	}
+	for (w = 0; w < started; w++) {
+		struct writer_state *s = &ws[w];
+
+		if (pids[w])
+			printf("KFRAG-KV: writer%u.exit=not reaped 5 s after SIGKILL\n", w);
+		/* issued before the stop: in flight then, drained or not */
+		inflight_at_stop += s->drained || (alive_at_stop[w] && s->inflight_start_us);
+		if (ours[w] != 2 || !s->inflight_start_us || s->hung_reported)
+			continue;
+		s->hung_reported = 1;
+		s->hung++;
+		printf("KFRAG-KV: hung.writer%u=unit %u x%u, still in write() after the drain (%.1f s)\n",
+		       w, s->inflight_unit, s->inflight_n, (drain_end - s->inflight_start_us) / 1e6);
+	}
+	/* how each writer ended: exit 0, or the SIGKILL we sent */
+	for (w = 0; w < started; w++) {
+		char what[200];
+		int st = wstatus[w];
+
+		if (!ended[w] || (WIFEXITED(st) && !WEXITSTATUS(st)) ||
+		    (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && ours[w]))
+			continue;
+		if (WIFEXITED(st))
+			snprintf(what, sizeof(what), "exited with status %d%s%s", WEXITSTATUS(st),
+				 ws[w].why == WHY_OPEN ? ": open: " : ws[w].why == WHY_WRITE ? ": write: " : "",
+				 ws[w].why ? strerror(ws[w].last_errno) : "");
+		else
+			snprintf(what, sizeof(what), "died of signal %d (%s)%s", WTERMSIG(st),
+				 strsignal(WTERMSIG(st)), WTERMSIG(st) == SIGKILL ? ", not sent by the workload" : "");
+		printf("KFRAG-KV: writer%u.exit=%s\n", w, what);
+		if (!writers_failed++ && !fail[0])
+			snprintf(fail, sizeof(fail), "writer %u %s", w, what);
+		/* a failed write without KFRAG_ERRORS_OK: exit 5, as before */
+		if (!(WIFEXITED(st) && WEXITSTATUS(st) == 1 && ws[w].why == WHY_WRITE))
+			unexpected = 1;
+	}
 
 	lat = malloc(sizeof(*lat) * MAXLAT * nwriters);
-	for (w = 0; w < nwriters; w++) {
+	for (w = 0; w < started; w++) {
 		writes += ws[w].writes;
 		bytes += ws[w].bytes;
 		errors += ws[w].errors;
@@ -482,11 +646,16 @@ int main(void)
 	}
 	qsort(lat, nlat, sizeof(*lat), cmp_u32);
 	rpc_counters(&calls, &retrans);
-	netem_stats("eth0", &sent, &drops);
+	if (hostdir)
+		sent = drops = -1;
+	else
+		netem_stats("eth0", &sent, &drops);
 	printf("KFRAG-KV: writers=%u\nKFRAG-KV: writes=%llu\nKFRAG-KV: bytes=%llu\n"
 	       "KFRAG-KV: write_errors=%llu\nKFRAG-KV: hung_writes=%llu\nKFRAG-KV: stuck_writers=%u\n"
+	       "KFRAG-KV: inflight_at_stop=%u\nKFRAG-KV: drain_ms=%llu\nKFRAG-KV: writers_failed=%u\n"
 	       "KFRAG-KV: secs=%.1f\nKFRAG-KV: mbps=%.2f\n",
-	       nwriters, writes, bytes, errors, hung, stuck, wall / 1e6,
+	       nwriters, writes, bytes, errors, hung, stuck, inflight_at_stop,
+	       (unsigned long long)drain_ms, writers_failed + (started < nwriters), wall / 1e6,
 	       wall ? bytes / (wall / 1e6) / 1e6 : 0.0);
 	if (total1 > total0)
 		printf("KFRAG-KV: cpu_busy_pct=%.1f\n", 100.0 * (busy1 - busy0) / (total1 - total0));
@@ -499,8 +668,13 @@ int main(void)
 	       "KFRAG-KV: qdisc_sent=%lld\nKFRAG-KV: qdisc_drops=%lld\n", calls, retrans, sent, drops);
 	fflush(stdout);
 
-	/* the manifest: what the disk must hold */
-	for (w = 0; w < nwriters; w++) {
+	/*
+	 * the manifest: what the disk must hold, after the drain. One line for
+	 * each writer started, and their number first: host/disk-oracle fails
+	 * a manifest that lacks a line.
+	 */
+	printf("KFRAG-KV: writers_started=%u\n", started);
+	for (w = 0; w < started; w++) {
 		volatile uint32_t *g = gens + (size_t)w * units;
 		uint32_t u;
 		int inflight = ws[w].inflight_start_us != 0;
@@ -514,19 +688,32 @@ int main(void)
 		printf("\n");
 	}
 	fflush(stdout);
-	/* killed writers' RPCs may still run: give them the deadline to end */
-	for (w = 0, rc = -1; !stuck && w < deadline * 10; w++) {
+	/*
+	 * killed writers' RPCs may still run: give them the deadline to end
+	 * (the umount fails with EBUSY until they have). Not after a hung
+	 * write: it holds the mount for good.
+	 */
+	for (w = 0, rc = -1; !hostdir && !stuck && w < deadline * 10; w++) {
 		rc = umount("/mnt");
 		if (!rc || errno != EBUSY)
 			break;
 		usleep(100000);
 	}
-	if (!stuck && rc)
+	if (!hostdir && !stuck && rc)
 		printf("KFRAG-KV: umount.error=%s\n", strerror(errno));
+	/* the destructor accounting: after the drain and the umount, never before */
 	t0 = now_us();
 	dtortrace_report(tracing);
 	printf("KFRAG-KV: dtor.report_secs=%.1f\n", (now_us() - t0) / 1e6);
 	kmemleak_report();
+	if (writers_failed || started < nwriters) {
+		char e[400];
+
+		snprintf(e, sizeof(e), "%s%s", fail,
+			 writers_failed > 1 ? " (and more: see the writer<N>.exit lines)" : "");
+		kv_error(e);
+		return unexpected || started < nwriters ? 6 : 5;
+	}
 	if (!writes) {
 		kv_error("no write completed");
 		return 5;

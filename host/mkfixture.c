@@ -35,6 +35,8 @@
  *   mkfixture disk DIR MANIFEST  two files of 8 units and their manifest,
  *                              one unit poisoned, one in-flight unit one
  *                              generation ahead (allowed): corrupted=1
+ *   mkfixture disk-missing DIR MANIFEST  the same, but the manifest lacks
+ *                              file 1's line (2 writers started): not judged
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -308,7 +310,7 @@ static void fixture_udp(void)
 	udp_datagram(call, clen, 0);
 }
 
-static int fixture_disk(const char *dir, const char *manifest)
+static int fixture_disk(const char *dir, const char *manifest, int missing)
 {
 	unsigned char u[KFRAG_UNIT];
 	char path[4096];
@@ -319,14 +321,19 @@ static int fixture_disk(const char *dir, const char *manifest)
 		fprintf(stderr, "error: %s: %s\n", manifest, strerror(errno));
 		return 1;
 	}
+	/* as guest/redtest.c prints it: the writers started, then their lines */
+	fprintf(m, "KFRAG-KV: writers_started=2\n");
 	for (file = 0; file < 2; file++) {
+		int say = !(missing && file == 1); /* disk-missing: file 1's line lost */
+
 		snprintf(path, sizeof(path), "%s/w%03u.dat", dir, file);
 		f = fopen(path, "wb");
 		if (!f) {
 			fprintf(stderr, "error: %s: %s\n", path, strerror(errno));
 			return 1;
 		}
-		fprintf(m, "noise before\nKFRAG-MANIFEST: file=%u units=8 gens=", file);
+		if (say)
+			fprintf(m, "noise before\nKFRAG-MANIFEST: file=%u units=8 gens=", file);
 		for (i = 0; i < 8; i++) {
 			uint64_t gen = 2 + i % 3;
 			const char *plus = "";
@@ -338,9 +345,11 @@ static int fixture_disk(const char *dir, const char *manifest)
 			else
 				kfrag_stamp_unit(u, file, file, i, gen);
 			fwrite(u, 1, sizeof(u), f);
-			fprintf(m, "%s%lu%s", i ? "," : "", (unsigned long)gen, plus);
+			if (say)
+				fprintf(m, "%s%lu%s", i ? "," : "", (unsigned long)gen, plus);
 		}
-		fprintf(m, "\n");
+		if (say)
+			fprintf(m, "\n");
 		fclose(f);
 	}
 	fclose(m);
@@ -425,8 +434,8 @@ int main(int argc, char **argv)
 	const char *what = argc > 1 ? argv[1] : "";
 	pcap_t *pc;
 
-	if (!strcmp(what, "disk") && argc == 4)
-		return fixture_disk(argv[2], argv[3]);
+	if ((!strcmp(what, "disk") || !strcmp(what, "disk-missing")) && argc == 4)
+		return fixture_disk(argv[2], argv[3], !strcmp(what, "disk-missing"));
 	if (argc != 3) {
 		fprintf(stderr, "usage: mkfixture tcp|resend|udp|udp-parts|reconnect|tcp-wrap|udp-late-dup|empty|nowrite OUT.pcap | disk DIR MANIFEST\n");
 		return 2;
