@@ -250,9 +250,12 @@ t_redtest_udp() {
 # make demo judges: on a clean link vanilla poisons nothing and corrupts
 # nothing, so the demo must fail and say why (not print a table, exit 0).
 t_demo_judges() {
+	local kv ks
+	kv=$(kernel_of vanilla)
+	ks=$(kernel_of series)
 	expect_fail "demo: FAILED" "vanilla showed no poisoned transmission (clean, tcp)" \
 		"vanilla corrupted no block on the server's disk" -- \
-		env DEMO_NAME=test-demo DEMO_CASES=clean:tcp SECS=4 scripts/demo
+		env KERNEL_VANILLA="$kv" KERNEL_SERIES="$ks" DEMO_NAME=test-demo DEMO_CASES=clean:tcp SECS=4 scripts/demo
 }
 register demo-fails-without-the-bug t_demo_judges
 register redtest-vanilla-default-poisons t_redtest_vanilla_default
