@@ -84,6 +84,51 @@ dtor_ok() {
 	esac
 }
 
+# run_judge VARIANT RUNDIR: why a red-test run (scripts/redtest's RUNDIR)
+# fails what VARIANT must show there, one reason a line; nothing if it
+# passes. Vanilla must show the bug on the wire (poisoned > 0); the series
+# must have been exposed to the same link (> 100 writes; retransmissions,
+# TCP or RPC, happened) and show no poisoned transmission, no corrupted
+# block, no hung write, balanced destructors. A count that is missing or
+# not a number is a reason too, never a zero.
+run_judge() {
+	local v=$1 r=$2 k f n
+	declare -A c
+	for k in writes:guest hung_writes:guest poisoned:wire rpc_retrans:wire tcp_retrans_segments:wire corrupted:disk; do
+		f=$r/${k#*:}.kv
+		n=$( [ -f "$f" ] && kv "${k%:*}" "$f")
+		if [[ $n =~ ^[0-9]+$ ]]; then c[${k%:*}]=$n; else echo "no ${k%:*} count in $f"; return 0; fi
+	done
+	if [ "$v" = vanilla ]; then
+		[ "${c[poisoned]}" -gt 0 ] || echo "vanilla showed no poisoned transmission: the link did not reproduce the bug"
+		return 0
+	fi
+	[ "${c[writes]}" -gt 100 ] || echo "only ${c[writes]} writes: too few to mean anything"
+	[ $((c[tcp_retrans_segments] + c[rpc_retrans])) -gt 0 ] ||
+		echo "no retransmission at all: the link did not test the series"
+	[ "${c[poisoned]}" = 0 ] || echo "${c[poisoned]} poisoned transmission(s) on the wire"
+	[ "${c[corrupted]}" = 0 ] || echo "${c[corrupted]} corrupted block(s) on the disk"
+	[ "${c[hung_writes]}" = 0 ] || echo "${c[hung_writes]} hung write(s)"
+	dtor_ok "$(destructors_of "$r" 2>/dev/null)" "$v" || echo "destructors: $(destructors_of "$r" 2>/dev/null || true)"
+	return 0
+}
+
+# wire_covers GUESTKV WIREKV: why the capture cannot vouch for the run
+# (nothing if it can): the on-wire oracle must have parsed at least the
+# WRITE data the guest says it wrote (each WRITE's first transmission
+# counts once: write_bytes_first; the guest counts the write()s that
+# returned: bytes), else a capture cut short or WRITEs the oracle could not
+# parse would hide poisoned ones.
+wire_covers() {
+	local wb gb
+	wb=$(kv write_bytes_first "$2") gb=$(kv bytes "$1")
+	[[ $wb =~ ^[0-9]+$ ]] || { echo "the on-wire oracle gave no write_bytes_first count"; return 0; }
+	[[ $gb =~ ^[0-9]+$ ]] || { echo "the guest gave no bytes count"; return 0; }
+	[ "$wb" -ge "$gb" ] ||
+		echo "the capture holds $wb bytes of WRITE data, fewer than the $gb the guest wrote: the on-wire oracle did not see the whole run"
+	return 0
+}
+
 # kmemleak_ok GUESTKV: the guest's kmemleak report is clean. With DEBUG=1
 # (configs/debug.config has kmemleak) the count must be there and be 0: a
 # missing count means kmemleak did not run, which is no clean report.
@@ -108,21 +153,45 @@ zerocopy_expected() {
 	esac
 }
 
-# netns_enter CMD [ARG...]: run CMD in a network namespace (and mount
-# namespace) the harness makes for it, and remove the namespace after,
-# killing whatever of the run is left in it. Nothing of a run - rpcbind,
-# the NFS server, QEMU and its user networking, a tap - is reachable from
-# outside it, and its packets go no further than its own loopback and tap.
-# A private /run keeps rpcbind's socket and lock files apart from the
-# machine's. Does nothing when already inside one (KFRAG_NETNS is set),
-# so scripts that call each other share their caller's.
+# netns_inside: this process runs in a network namespace of the harness's
+# own. Judged from the namespace itself, not only from the environment: it
+# has no interface but loopback and the harness's tap, so no way out.
+netns_inside() {
+	[ -n "${KFRAG_NETNS:-}" ] || return 1
+	! ip -o link show 2>/dev/null | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }' |
+		grep -qvxE "lo|$TAP_IF"
+}
+
+# netns_enter CMD [ARG...]: run CMD in a network namespace (and mount and
+# PID namespace) the harness makes for it, and remove the namespace after.
+# Nothing of a run - rpcbind, the NFS server, QEMU and its user
+# networking, a tap - is reachable from outside it, and its packets go no
+# further than its own loopback and tap. A private /run keeps rpcbind's
+# socket and lock files apart from the machine's. Everything the run
+# starts lives in its PID namespace and dies with it, even when this
+# wrapper is SIGKILLed (the parent-death signal reaches the namespace's
+# init); a namespace left by such a wrapper is removed by the next run.
+# Does nothing when already inside one, so scripts that call each other
+# share their caller's.
 netns_enter() {
-	[ -z "${KFRAG_NETNS:-}" ] || return 0
+	if [ -n "${KFRAG_NETNS:-}" ]; then
+		netns_inside && return 0
+		die "KFRAG_NETNS=$KFRAG_NETNS is set, but this is not a network namespace of the harness (it has interfaces besides lo)" \
+			"fix: unset KFRAG_NETNS"
+	fi
 	[ "$(id -u)" = 0 ] || die "the harness needs root: it runs rpcbind, the NFS server and QEMU in a network namespace of its own" \
 		"fix: run as root (e.g. sudo make test)"
-	command -v ip >/dev/null || die "ip not found (the harness makes its network namespace with it)" \
-		"fix: apt-get install -y iproute2"
-	local ns=kfrag-$$ rc=0
+	local c
+	for c in ip:iproute2 setpriv:util-linux unshare:util-linux; do
+		command -v "${c%%:*}" >/dev/null || die "${c%%:*} not found (the harness makes its namespaces with it)" \
+			"fix: apt-get install -y ${c#*:}"
+	done
+	local ns=kfrag-$$ rc=0 old
+	# namespaces of runs whose wrapper died (SIGKILL): nothing of them is
+	# left running (their PID namespace went), only the name
+	for old in $(ip netns list 2>/dev/null | grep -o '^kfrag-[0-9]*' || true); do
+		kill -0 "${old#kfrag-}" 2>/dev/null || netns_remove "$old"
+	done
 	# the namespace has no way out: fetch the base tree first if it is
 	# not in the cache (kernel.org); a failure is reported where it is used
 	"$TOP/scripts/import-base" >/dev/null 2>&1 || true
@@ -138,9 +207,14 @@ netns_enter() {
 	# TEST-NET-1 (RFC 5737): nothing routes to it, nothing listens on it.
 	ip -n "$ns" addr add 192.0.2.1/32 dev lo ||
 		die "could not add 192.0.2.1 to lo in the network namespace $ns"
+	# The machine's namespace stays reachable for the isolation test only,
+	# as an open descriptor (the run's /proc shows its own PIDs).
+	local outer
+	exec {outer}</proc/self/ns/net
 	# in the background: bash runs a trap (TERM from a timeout, ^C) only
 	# between commands, and `wait` is one it can leave
-	KFRAG_NETNS=$ns KFRAG_OUTER_NETNS=/proc/$$/ns/net ip netns exec "$ns" \
+	KFRAG_NETNS=$ns KFRAG_OUTER_NETNS=/proc/self/fd/$outer ip netns exec "$ns" \
+		setpriv --pdeathsig KILL unshare --pid --fork --kill-child --mount-proc \
 		sh -c 'mount -t tmpfs -o mode=0755 kfrag-run /run && mkdir -p /run/lock && exec "$@"' kfrag "$@" &
 	wait $! || rc=$?
 	exit $rc

@@ -253,7 +253,7 @@ t_demo_judges() {
 	local kv ks
 	kv=$(kernel_of vanilla)
 	ks=$(kernel_of series)
-	expect_fail "demo: FAILED" "vanilla showed no poisoned transmission (clean, tcp)" \
+	expect_fail "demo: FAILED" "vanilla (clean, tcp): vanilla showed no poisoned transmission" \
 		"vanilla corrupted no block on the server's disk" -- \
 		env KERNEL_VANILLA="$kv" KERNEL_SERIES="$ks" DEMO_NAME=test-demo DEMO_CASES=clean:tcp SECS=4 scripts/demo
 }
