@@ -33,11 +33,19 @@
  *     no tracing, no rpc_debug, no kmemleak (the faults that need them are
  *     refused), so the workload's own logic and its manifest can be
  *     checked against host/disk-oracle without a VM
+ *   Test hooks, with KFRAG_DIR only (refused otherwise):
+ *   KFRAG_TEST_WRITE_DELAY_MS ms: every write() sleeps this long after
+ *     pwrite() before it returns (a slow server): writes are in flight at
+ *     KFRAG_SECS, and the drain has something to wait for
+ *   KFRAG_TEST_STALL w:phase:ms: writer w sleeps ms the first time it
+ *     enters phase open|gap|write|close (a writer stuck outside write())
  *
  * The end of the run: at KFRAG_SECS the writers stop issuing writes (in
  * the first in-order pass too), and the writes then in flight are drained:
  * waited for until each write() returned, for up to KFRAG_DEADLINE. A
- * write still out after the drain is a hung write; its writer is killed.
+ * writer still alive after the drain is hung, whatever it was doing: in
+ * write(), or stuck in open(), close() or between writes (the gap). It
+ * counts in hung_writes (hung.writer<N>= says where it was) and is killed.
  * Only then the manifest is written, the export unmounted and the
  * destructor accounting reported, so that it does not count the RPCs of
  * writes that were merely slow (a long-delay link) as live.
@@ -50,6 +58,12 @@
  *                       bounded by KFRAG_DEADLINE
  *   writers_started=N   writers forked, printed just before the manifest:
  *                       host/disk-oracle wants one manifest line for each
+ *   drained_writes=N    of those, the ones that returned during the drain (a
+ *                       complete one is counted in writes and the manifest)
+ *   stuck_writers=N     writers still alive after the drain, killed; each
+ *                       one is in hung_writes too
+ *   hung.writer<N>=...  a hung write, or a writer stuck at the give-up:
+ *                       "(not in write(): in open|gap|close)"
  *   writers_failed=N    writers that ended otherwise than by exiting 0 or by
  *                       the SIGKILL of KFRAG_KILL_AT or of the drain
  *                       (writer<N>.exit= says how each ended)
@@ -80,12 +94,17 @@
 #include "cpustat.h"
 #include "dtortrace.h"
 #include "netem.h"
+#include "nfsmount.h"
 
 #define MAXWRITERS 32
 #define MAXLAT 50000
 
 /* why a writer exits 1: a write failed (no KFRAG_ERRORS_OK), no file or buffer */
 enum { WHY_NONE, WHY_WRITE, WHY_OPEN };
+
+/* where a writer is: the gap is everything between two write()s */
+enum { PH_OPEN, PH_GAP, PH_WRITE, PH_CLOSE, NPHASES };
+static const char *const phase_name[NPHASES] = { "open", "gap", "write", "close" };
 
 struct writer_state {
 	volatile uint64_t inflight_start_us; /* 0: no write in flight */
@@ -94,6 +113,7 @@ struct writer_state {
 	volatile uint64_t writes, bytes, errors, hung;
 	volatile int last_errno, done, why;
 	volatile int drained; /* a write issued before the stop returned after it */
+	volatile int phase;   /* PH_*: what the writer is doing */
 	uint32_t nlat;
 	uint32_t lat_us[MAXLAT];
 };
@@ -108,6 +128,9 @@ static const char *mntdir = "/mnt"; /* KFRAG_DIR: a directory of this machine */
 static int hostdir;                 /* KFRAG_DIR given: touch nothing but it */
 static unsigned nwriters, units, maxunits, secs, deadline, gap_ms;
 static unsigned long seed;
+/* test hooks (KFRAG_DIR only): a slow write(), one writer stalled once */
+static unsigned write_delay_ms, stall_ms;
+static int stall_w = -1, stall_phase = -1, stall_done;
 
 static unsigned long env_num(const char *name, unsigned long def)
 {
@@ -137,6 +160,24 @@ static void kv_error(const char *what)
 	fflush(stdout);
 }
 
+static void sleep_ms(unsigned ms)
+{
+	struct timespec t = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&t, &t) && errno == EINTR)
+		;
+}
+
+/* writer w enters phase ph (KFRAG_TEST_STALL: and stalls there, once) */
+static void enter(int w, int ph)
+{
+	ws[w].phase = ph;
+	if (w == stall_w && ph == stall_phase && !stall_done) {
+		stall_done = 1;
+		sleep_ms(stall_ms);
+	}
+}
+
 /* SECS reached: by the main process's word, or by the clock if it is late */
 static int stopping(void)
 {
@@ -163,10 +204,12 @@ static int do_write(int w, int fd, unsigned char *buf, uint32_t unit, uint32_t n
 	s->inflight_unit = unit;
 	s->inflight_n = n;
 	s->hung_reported = 0;
+	enter(w, PH_GAP);
 	if (gap_ms)
 		usleep(gap_ms * 1000);
 	t0 = now_us();
 	s->inflight_start_us = t0;
+	s->phase = PH_WRITE;
 	/*
 	 * In flight first, then the stop looked at (the main process sets the
 	 * stop, then looks at what is in flight): no write starts after SECS
@@ -175,9 +218,13 @@ static int do_write(int w, int fd, unsigned char *buf, uint32_t unit, uint32_t n
 	__sync_synchronize();
 	if (stopping()) {
 		s->inflight_start_us = 0;
+		s->phase = PH_GAP;
 		return 1;
 	}
+	enter(w, PH_WRITE);
 	r = pwrite(fd, buf, len, (off_t)unit * KFRAG_UNIT);
+	if (write_delay_ms) /* the data is written; the reply is late */
+		sleep_ms(write_delay_ms);
 	dt = now_us() - t0;
 	if (stopping()) /* issued before the stop, returned after it: drained */
 		s->drained = 1;
@@ -190,6 +237,7 @@ static int do_write(int w, int fd, unsigned char *buf, uint32_t unit, uint32_t n
 		for (i = 0; i < n; i++)
 			unsure[(size_t)w * units + unit + i] = 1;
 	s->inflight_start_us = 0;
+	s->phase = PH_GAP;
 	/* write() returned: the application reuses its buffer at once */
 	for (i = 0; i < n; i++)
 		kfrag_poison_unit(buf + (size_t)i * KFRAG_UNIT, w);
@@ -217,6 +265,7 @@ static void writer(int w)
 
 	srandom(seed * 1000 + w);
 	snprintf(path, sizeof(path), "%s/w%03d.dat", mntdir, w);
+	enter(w, PH_OPEN);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0644);
 	if (fd < 0 || posix_memalign((void **)&buf, KFRAG_UNIT, (size_t)maxunits * KFRAG_UNIT)) {
 		ws[w].errors++;
@@ -224,6 +273,7 @@ static void writer(int w)
 		ws[w].why = WHY_OPEN;
 		_exit(1);
 	}
+	ws[w].phase = PH_GAP;
 	/* every unit gets generation 1, in order; then random rewrites */
 	for (u = 0, rc = 0; u < units && rc <= 0; u += n) {
 		n = units - u < maxunits ? units - u : maxunits;
@@ -242,6 +292,7 @@ static void writer(int w)
 			_exit(1);
 		}
 	}
+	enter(w, PH_CLOSE);
 	close(fd);
 	ws[w].done = 1;
 	_exit(0);
@@ -288,44 +339,12 @@ static void rpc_counters(long long *calls, long long *retrans)
 
 static int do_mount(void)
 {
-	const char *server = env_str("KFRAG_SERVER", "10.0.2.2");
-	const char *export = getenv("KFRAG_EXPORT");
-	const char *proto = env_str("KFRAG_PROTO", "tcp");
-	const char *extra = env_str("KFRAG_MOUNTOPTS", "");
-	unsigned long mntport = env_num("KFRAG_MNTPORT", 0);
-	char src[512], opts[1024];
+	char err[800];
+	int rc = kfrag_nfs_mount(err, sizeof(err));
 
-	if (!export || !mntport) {
-		kv_error("need kfrag.export= and kfrag.mntport= (from scripts/nfs-server start)");
-		return 2;
-	}
-	if (strcmp(proto, "tcp") && strcmp(proto, "udp")) {
-		kv_error("kfrag.proto must be tcp or udp");
-		return 2;
-	}
-	snprintf(src, sizeof(src), "%s:%s", server, export);
-	/*
-	 * No mount.nfs in the guest: the kernel's text options. addr= and
-	 * mountport= replace what mount.nfs would ask rpcbind; nolock because
-	 * there is no statd; mountproto=tcp whatever the data transport.
-	 */
-	snprintf(opts, sizeof(opts),
-		 "vers=3,proto=%s,addr=%s,port=%lu,mountaddr=%s,mountport=%lu,mountproto=tcp,"
-		 "mountvers=3,nolock,hard%s%s",
-		 proto, server, env_num("KFRAG_NFSPORT", 2049), server, mntport,
-		 *extra ? "," : "", extra);
-	printf("KFRAG-KV: mount.src=%s\nKFRAG-KV: mount.opts=%s\n", src, opts);
-	fflush(stdout);
-	mkdir("/mnt", 0755);
-	if (mount(src, "/mnt", "nfs", 0, opts)) {
-		char e[700];
-
-		snprintf(e, sizeof(e), "mount %s failed: %s (is the host's NFS server up, "
-			 "export and mntport right? see mount.opts)", src, strerror(errno));
-		kv_error(e);
-		return 4;
-	}
-	return 0;
+	if (rc)
+		kv_error(err);
+	return rc;
 }
 
 /* One small O_DIRECT file per mount/umount cycle, read back. */
@@ -389,7 +408,7 @@ int main(void)
 	const char *spec = env_str("KFRAG_NETEM", "-");
 	uint64_t t0, give_up, wall, drain_end, drain_ms;
 	unsigned w, i, stuck = 0, cycles, umount_f_at, umount_f_done = 0, kill_at, bh_at, bh_for, killed = 0, bh_state = 0;
-	unsigned started, stopped = 0, inflight_at_stop = 0, writers_failed = 0;
+	unsigned started, stopped = 0, inflight_at_stop = 0, drained_writes = 0, writers_failed = 0;
 	struct netem_spec hole;
 	unsigned long long writes = 0, bytes = 0, errors = 0, hung = 0, nlat = 0;
 	long long calls, retrans, sent, drops;
@@ -425,6 +444,28 @@ int main(void)
 				 "umount_f_at, cycles or rpc_debug with it");
 			return 2;
 		}
+	}
+	write_delay_ms = env_num("KFRAG_TEST_WRITE_DELAY_MS", 0);
+	if (!hostdir && (write_delay_ms || *env_str("KFRAG_TEST_STALL", ""))) {
+		kv_error("kfrag.test_write_delay_ms and kfrag.test_stall are test hooks of the host "
+			 "self-test: kfrag.dir only");
+		return 2;
+	}
+	if (*env_str("KFRAG_TEST_STALL", "")) {
+		char ph[16];
+
+		if (sscanf(getenv("KFRAG_TEST_STALL"), "%d:%15[a-z]:%u", &stall_w, ph, &stall_ms) != 3 ||
+		    stall_w < 0 || (unsigned)stall_w >= nwriters || !stall_ms) {
+			kv_error("kfrag.test_stall must be WRITER:PHASE:MS (a writer of this run, MS > 0)");
+			return 2;
+		}
+		for (i = 0; i < NPHASES && strcmp(ph, phase_name[i]); i++)
+			;
+		if (i == NPHASES) {
+			kv_error("kfrag.test_stall: the phase is one of open, gap, write, close");
+			return 2;
+		}
+		stall_phase = i;
 	}
 	if (!nwriters || nwriters > MAXWRITERS || !maxunits || units < maxunits) {
 		kv_error("bad workload size (writers 1..32, maxkb >= 4, units >= maxkb/4)");
@@ -575,7 +616,10 @@ int main(void)
 	drain_ms = stopped && drain_end > end_us ? (drain_end - end_us) / 1000 : 0;
 	wall = drain_end - t0;
 	cpu_sample(&busy1, &total1, &ctxt1);
-	/* a write still out after the drain is hung: its writer is killed */
+	/*
+	 * a writer still alive after the drain is hung, in write() or not
+	 * (stuck in open, close, between writes): it is killed
+	 */
 	for (w = 0; w < started; w++)
 		if (pids[w]) {
 			stuck++;
@@ -603,12 +647,24 @@ int main(void)
 			printf("KFRAG-KV: writer%u.exit=not reaped 5 s after SIGKILL\n", w);
 		/* issued before the stop: in flight then, drained or not */
 		inflight_at_stop += s->drained || (alive_at_stop[w] && s->inflight_start_us);
-		if (ours[w] != 2 || !s->inflight_start_us || s->hung_reported)
+		drained_writes += s->drained;
+		if (ours[w] != 2)
 			continue;
-		s->hung_reported = 1;
-		s->hung++;
-		printf("KFRAG-KV: hung.writer%u=unit %u x%u, still in write() after the drain (%.1f s)\n",
-		       w, s->inflight_unit, s->inflight_n, (drain_end - s->inflight_start_us) / 1e6);
+		/* killed at the give-up: hung, counted once (the watchdog may have) */
+		if (s->inflight_start_us) {
+			if (s->hung_reported)
+				continue;
+			s->hung_reported = 1;
+			s->hung++;
+			printf("KFRAG-KV: hung.writer%u=unit %u x%u, still in write() after the drain "
+			       "(%.1f s)\n", w, s->inflight_unit, s->inflight_n,
+			       (drain_end - s->inflight_start_us) / 1e6);
+		} else {
+			s->hung++;
+			printf("KFRAG-KV: hung.writer%u=alive after the drain, %.1f s after SECS "
+			       "(not in write(): in %s)\n", w, (drain_end - end_us) / 1e6,
+			       phase_name[s->phase >= 0 && s->phase < NPHASES ? s->phase : PH_GAP]);
+		}
 	}
 	/* how each writer ended: exit 0, or the SIGKILL we sent */
 	for (w = 0; w < started; w++) {
@@ -652,9 +708,9 @@ int main(void)
 		netem_stats("eth0", &sent, &drops);
 	printf("KFRAG-KV: writers=%u\nKFRAG-KV: writes=%llu\nKFRAG-KV: bytes=%llu\n"
 	       "KFRAG-KV: write_errors=%llu\nKFRAG-KV: hung_writes=%llu\nKFRAG-KV: stuck_writers=%u\n"
-	       "KFRAG-KV: inflight_at_stop=%u\nKFRAG-KV: drain_ms=%llu\nKFRAG-KV: writers_failed=%u\n"
-	       "KFRAG-KV: secs=%.1f\nKFRAG-KV: mbps=%.2f\n",
-	       nwriters, writes, bytes, errors, hung, stuck, inflight_at_stop,
+	       "KFRAG-KV: inflight_at_stop=%u\nKFRAG-KV: drained_writes=%u\nKFRAG-KV: drain_ms=%llu\n"
+	       "KFRAG-KV: writers_failed=%u\nKFRAG-KV: secs=%.1f\nKFRAG-KV: mbps=%.2f\n",
+	       nwriters, writes, bytes, errors, hung, stuck, inflight_at_stop, drained_writes,
 	       (unsigned long long)drain_ms, writers_failed + (started < nwriters), wall / 1e6,
 	       wall ? bytes / (wall / 1e6) / 1e6 : 0.0);
 	if (total1 > total0)

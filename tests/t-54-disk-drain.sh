@@ -121,6 +121,88 @@ t_redtest_drain() {
 		"$(kvget inflight_at_stop "$d.kv") in flight at the stop"
 }
 
+# A writer still alive at the give-up is hung whatever it was doing: not
+# only in write(), also stuck in open(), close() or between writes (the
+# gap). KFRAG_TEST_STALL holds writer 1 there past the give-up; it must
+# count in hung_writes (the verdicts require 0) and say where it was - not
+# only raise stuck_writers, which nothing judges. The hooks are refused
+# outside KFRAG_DIR.
+t_redtest_stuck_writer() {
+	local ph d
+	for ph in open gap close; do
+		d=$SCRATCH/st$ph
+		redtest_host "st$ph" KFRAG_WRITERS=2 KFRAG_SECS=1 KFRAG_DEADLINE=1 KFRAG_GAP_MS=20 \
+			KFRAG_TEST_STALL="1:$ph:10000"
+		[ "$HRC" = 0 ] || { echo "    $ph: exit $HRC, expected 0"; sed 's/^/    | /' "$d.out" | tail -n 20; return 1; }
+		want stuck_writers 1 "$d.kv"
+		want hung_writes 1 "$d.kv" || { echo "    (writer 1 stuck in $ph)"; return 1; }
+		grep -q "^hung\.writer1=.*(not in write(): in $ph)\$" "$d.kv" ||
+			{ echo "    no hung.writer1 line naming $ph"; cat "$d.kv"; return 1; }
+		want writers_failed 0 "$d.kv"
+		"$BUILD_DIR/host/disk-oracle" "$d.out" "$d" > "$d.disk"
+		want corrupted 0 "$d.disk"
+		want files 2 "$d.disk"
+	done
+	for hook in KFRAG_TEST_STALL=0:gap:5 KFRAG_TEST_WRITE_DELAY_MS=5; do
+		# WRITERS=0: should the refusal fail, the run stops there, before any netem, tracing or mount
+		expect_fail "redtest.error=kfrag.test_write_delay_ms and kfrag.test_stall are test hooks" \
+			"kfrag.dir only" -- env -u KFRAG_DIR KFRAG_WRITERS=0 "$hook" \
+			"$BUILD_DIR/initramfs/bin/kfrag-redtest"
+	done
+	expect_fail "the phase is one of open, gap, write, close" -- env KFRAG_DIR="$SCRATCH/stbad" \
+		KFRAG_TEST_STALL=0:stamp:5 "$BUILD_DIR/initramfs/bin/kfrag-redtest"
+}
+
+# The drain with writes really in flight at SECS (a local pwrite() takes
+# microseconds: without a slow write the drain never waits).
+# KFRAG_TEST_WRITE_DELAY_MS makes every write() return that much later.
+# Below the deadline: both writers are mid-write at SECS (writes of 0.7 s
+# from 0 s, stop at 1 s), the drain waits for them, nothing hangs, both
+# drained writes are counted and on disk. Above it: each writer's first
+# write (0-2.5 s) returns late, hung; its second (2.5-5 s) is still out
+# at the give-up (SECS 3 + DEADLINE 1): hung, the writer killed, its units
+# "G+" in the manifest. Every hung write counted once, each with its line.
+t_redtest_drain_inflight() {
+	local d=$SCRATCH/dl ms
+	redtest_host dl KFRAG_WRITERS=2 KFRAG_SECS=1 KFRAG_DEADLINE=2 KFRAG_TEST_WRITE_DELAY_MS=700
+	[ "$HRC" = 0 ] || { echo "    exit $HRC, expected 0"; sed 's/^/    | /' "$d.out" | tail -n 20; return 1; }
+	want inflight_at_stop 2 "$d.kv"
+	want drained_writes 2 "$d.kv"
+	want writes 4 "$d.kv"
+	want hung_writes 0 "$d.kv"
+	want stuck_writers 0 "$d.kv"
+	want writers_failed 0 "$d.kv"
+	ms=$(kvget drain_ms "$d.kv")
+	if [ -z "$ms" ] || [ "$ms" -le 0 ] || [ "$ms" -ge 2000 ]; then
+		echo "    drain_ms=$ms, expected a wait above 0, below the deadline (2 s)"
+		return 1
+	fi
+	! grep -q '^KFRAG-MANIFEST: .*+' "$d.out" || { echo "    a write still in flight in the manifest"; return 1; }
+	"$BUILD_DIR/host/disk-oracle" "$d.out" "$d" > "$d.disk"
+	want corrupted 0 "$d.disk"
+	want files 2 "$d.disk"
+	echo "below the deadline: $(kvget inflight_at_stop "$d.kv") in flight at the stop, drained in ${ms} ms"
+
+	d=$SCRATCH/dh
+	redtest_host dh KFRAG_WRITERS=2 KFRAG_SECS=3 KFRAG_DEADLINE=1 KFRAG_TEST_WRITE_DELAY_MS=2500
+	[ "$HRC" = 0 ] || { echo "    exit $HRC, expected 0"; sed 's/^/    | /' "$d.out" | tail -n 20; return 1; }
+	want writes 2 "$d.kv"
+	want inflight_at_stop 2 "$d.kv"
+	want drained_writes 0 "$d.kv"
+	want stuck_writers 2 "$d.kv"
+	want hung_writes 4 "$d.kv"
+	[ "$(grep -c '^hung\.writer[01]=' "$d.kv")" = 4 ] ||
+		{ echo "    expected 4 hung.writer lines, one per hung write"; cat "$d.kv"; return 1; }
+	[ "$(grep -c '^KFRAG-MANIFEST: .*+' "$d.out")" = 2 ] ||
+		{ echo "    expected each writer's killed write as G+ in the manifest"; grep MANIFEST "$d.out" | cut -c1-200; return 1; }
+	"$BUILD_DIR/host/disk-oracle" "$d.out" "$d" > "$d.disk"
+	want corrupted 0 "$d.disk"
+	want files 2 "$d.disk"
+	echo "above the deadline: $(kvget hung_writes "$d.kv") hung, $(kvget stuck_writers "$d.kv") writers killed at the give-up"
+}
+
 register oracle-disk-every-writer t_oracle_disk_writers
 register redtest-writer-exit t_redtest_writer_exit
 register redtest-drain-at-stop t_redtest_drain
+register redtest-stuck-writer t_redtest_stuck_writer
+register redtest-drain-inflight t_redtest_drain_inflight
