@@ -71,7 +71,7 @@ static int netem_parse(const char *spec, struct netem_spec *n, char *err, size_t
 	return 0;
 }
 
-static int netem_active(const struct netem_spec *n)
+static inline int netem_active(const struct netem_spec *n)
 {
 	return n->delay_ms > 0 || n->jitter_ms > 0 || n->loss > 0 || n->dup > 0 || n->reorder > 0;
 }
@@ -188,7 +188,7 @@ static int netem_setup(const char *ifname, const struct netem_spec *n, char *err
 }
 
 /* The root qdisc's counters: sent packets, drops, overlimits (-1 if unknown). */
-static int netem_stats(const char *ifname, long long *sent, long long *drops)
+static inline int netem_stats(const char *ifname, long long *sent, long long *drops)
 {
 	struct {
 		struct nlmsghdr h;
