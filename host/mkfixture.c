@@ -30,6 +30,20 @@
  *                              is complete, one 201 datagrams after it was;
  *                              then the IP id comes round, a new datagram
  *                              with the first one's id: poisoned=2
+ *   mkfixture reconnect-late OUT.pcap  TCP: after a reconnect from the same
+ *                              port, a copy of the old connection's segment
+ *                              with poison, one intact, a late copy of its
+ *                              SYN: poisoned=1 tcp_reconnects=1
+ *   mkfixture reconnect-overlap OUT.pcap  TCP: the new connection's ISN
+ *                              inside the old one's bytes; a poisoned copy
+ *                              of an old segment ahead of the new front,
+ *                              told apart by its ACK number: poisoned=1
+ *   mkfixture xid-programs OUT.pcap  TCP: WRITEs whose xids MOUNT calls
+ *                              (port 801; port 800) had: poisoned=0
+ *                              rpc_retrans=0
+ *   mkfixture ip-unjudged OUT.pcap  UDP: a late piece of a datagram given
+ *                              up, a fragment past 65535 bytes:
+ *                              ip_unjudged_fragments=2
  *   mkfixture empty OUT.pcap   no frames at all
  *   mkfixture nowrite OUT.pcap TCP traffic to port 2049 without a WRITE
  *   mkfixture disk DIR MANIFEST  two files of 8 units and their manifest,
@@ -49,6 +63,8 @@
 
 static pcap_dumper_t *dump;
 static uint32_t cseq = 1000, ipid = 1;
+static uint32_t cack;          /* the client's ACK number: the server's bytes it acknowledges */
+static uint16_t csport = 800;  /* the client's TCP port */
 static double clock_s = 1;
 
 static void put32(unsigned char *p, uint32_t v) { p[0] = v >> 24; p[1] = v >> 16; p[2] = v >> 8; p[3] = v; }
@@ -82,13 +98,15 @@ static void tcp_seg(uint32_t seq, int flags, const unsigned char *p, size_t len)
 	unsigned char t[1600];
 
 	memset(t, 0, 20);
-	put16(t, 800);
+	put16(t, csport);
 	put16(t + 2, 2049);
 	put32(t + 4, seq);
+	put32(t + 8, cack);
 	t[12] = 5 << 4;
 	t[13] = flags;
 	put16(t + 14, 65535);
-	memcpy(t + 20, p, len);
+	if (len) /* tcp_open and the pure ACKs pass no bytes (NULL) */
+		memcpy(t + 20, p, len);
 	ip_frame(6, ipid++, 0, 0, t, 20 + len);
 }
 
@@ -202,6 +220,127 @@ static void fixture_reconnect(void)
 	cseq += 100000;
 	tcp_open();
 	clen = write_call(call, 0x2002, 2, 2, 1);
+	rlen = record(rec, call, clen, 0);
+	tcp_send(rec, rlen);
+}
+
+/* The handshake's last segment: a pure ACK at the first data byte. */
+static void tcp_handshake_ack(void)
+{
+	tcp_seg(cseq, 0x10, NULL, 0);
+}
+
+/*
+ * A copy of an old connection's segment that comes after the client
+ * reconnected from the same port (netem still held it, or duplicated it):
+ * connection 1 WRITEs units 4-7; the client reconnects from port 800 with
+ * a new ISN and WRITEs units 8-9; then connection 1's third segment comes
+ * again with poison, its fourth intact, and a late copy of connection 1's
+ * SYN (no new connection); connection 2 WRITEs units 10-11:
+ * poisoned=1 tcp_retrans_segments=2 tcp_reconnects=1 write_calls=3.
+ */
+static void fixture_reconnect_late(void)
+{
+	static unsigned char call[70000], rec1[70000], rec[70000];
+	size_t clen, rlen;
+	uint32_t seq1;
+
+	tcp_open();
+	seq1 = cseq;
+	clen = write_call(call, 0x8001, 4, 4, 1);
+	rlen = record(rec1, call, clen, 0);
+	tcp_send(rec1, rlen);
+	cseq += 100000;
+	tcp_open();
+	clen = write_call(call, 0x8002, 8, 2, 1);
+	rlen = record(rec, call, clen, 0);
+	tcp_send(rec, rlen);
+	memset(rec1 + 2 * 1448, 0xdb, 1448); /* the app's poison, after write() returned */
+	tcp_seg(seq1 + 2 * 1448, 0x18, rec1 + 2 * 1448, 1448);
+	tcp_seg(seq1 + 3 * 1448, 0x18, rec1 + 3 * 1448, 1448);
+	tcp_seg(seq1 - 1, 0x02, NULL, 0);
+	clen = write_call(call, 0x8003, 10, 2, 1);
+	rlen = record(rec, call, clen, 0);
+	tcp_send(rec, rlen);
+}
+
+/*
+ * The new connection's ISN lies inside the old one's sequence numbers
+ * (Linux's ISN clock runs at 16 MB/s; a connection that sent faster is
+ * overtaken): connection 2's bytes take sequence numbers connection 1
+ * used, with other bytes. The two are told apart by their ACK numbers
+ * (each connection acknowledges its own server's bytes). Connection 1
+ * WRITEs units 0-3 (12 segments); connection 2 starts 3000 bytes into
+ * them and WRITEs units 4-5; connection 1's tenth segment comes again
+ * with poison, ahead of connection 2's front; connection 2 WRITEs units
+ * 6-7 over it: poisoned=1 tcp_reconnects=1 write_calls=3.
+ */
+static void fixture_reconnect_overlap(void)
+{
+	static unsigned char call[70000], rec1[70000], rec[70000];
+	size_t clen, rlen;
+	uint32_t seq1;
+
+	cack = 0x11110000;
+	tcp_open();
+	tcp_handshake_ack();
+	seq1 = cseq;
+	clen = write_call(call, 0x9001, 0, 4, 1);
+	rlen = record(rec1, call, clen, 0);
+	tcp_send(rec1, rlen);
+	cseq = seq1 + 3000;
+	cack = 0x22220000;
+	tcp_open();
+	tcp_handshake_ack();
+	clen = write_call(call, 0x9002, 4, 2, 1);
+	rlen = record(rec, call, clen, 0);
+	tcp_send(rec, rlen);
+	cack = 0x11110000;
+	memset(rec1 + 9 * 1448 + 200, 0xdb, 1000);
+	tcp_seg(seq1 + 9 * 1448, 0x18, rec1 + 9 * 1448, 1448);
+	cack = 0x22220000;
+	clen = write_call(call, 0x9003, 6, 2, 1);
+	rlen = record(rec, call, clen, 0);
+	tcp_send(rec, rlen);
+}
+
+/* An RPC call of another program: MOUNT v3 MNT of "/export". */
+static size_t mnt_call(unsigned char *b, uint32_t xid)
+{
+	static const uint32_t head[] = { 0, 2, 100005, 3, 1, 0, 0, 0, 0, 7 };
+	size_t o = 4, i;
+
+	put32(b, xid);
+	for (i = 0; i < sizeof(head) / 4; i++, o += 4)
+		put32(b + o, head[i]);
+	memcpy(b + o, "/export\0", 8);
+	return o + 8;
+}
+
+/*
+ * xids are the client's, per RPC client: the MOUNT client (port 801) and
+ * the NFS client (port 800) count their own, and a MOUNT call on the NFS
+ * client's port is another program. WRITEs whose xid a MOUNT call had
+ * before are first transmissions: poisoned=0 rpc_retrans=0 write_calls=2.
+ */
+static void fixture_xid_programs(void)
+{
+	static unsigned char call[70000], rec[70000];
+	size_t clen, rlen;
+
+	csport = 801;
+	tcp_open();
+	clen = mnt_call(call, 0x5001);
+	tcp_send(rec, record(rec, call, clen, 0));
+	csport = 800;
+	cseq += 100000;
+	tcp_open();
+	clen = mnt_call(call, 0x5002);
+	tcp_send(rec, record(rec, call, clen, 0));
+	clen = write_call(call, 0x5001, 0, 2, 1);
+	rlen = record(rec, call, clen, 0);
+	tcp_send(rec, rlen);
+	clen = write_call(call, 0x5002, 2, 2, 1);
 	rlen = record(rec, call, clen, 0);
 	tcp_send(rec, rlen);
 }
@@ -429,6 +568,35 @@ static void fixture_udp_late_dup(void)
 	udp_datagram(call, clen, 0);
 }
 
+/*
+ * IP fragments the oracle cannot judge, counted, never dropped silently:
+ * the last fragment of a datagram given up (it comes after 300 other
+ * datagrams), and a fragment reaching past 65535 bytes:
+ * ip_unjudged_fragments=2, write_calls=300.
+ */
+static void fixture_ip_unjudged(void)
+{
+	static unsigned char call[70000], a[70000];
+	unsigned char bad[100];
+	size_t clen, an, k, nfr;
+	uint16_t ida;
+	unsigned i;
+
+	clen = write_call(call, 0xa001, 0, 8, 1);
+	an = udp_build(a, call, clen);
+	nfr = (an + 1479) / 1480;
+	ida = ipid++;
+	for (k = 0; k + 1 < nfr; k++)
+		udp_frag(ida, a, an, k);
+	for (i = 0; i < 300; i++) {
+		clen = part_call(call, 0xa100 + i, 16 + i, 0, 1600, 1);
+		udp_datagram(call, clen, 0);
+	}
+	udp_frag(ida, a, an, nfr - 1);
+	memset(bad, 0xdb, sizeof(bad));
+	ip_frame(17, ipid++, 65528, 0, bad, sizeof(bad));
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -437,7 +605,7 @@ int main(int argc, char **argv)
 	if ((!strcmp(what, "disk") || !strcmp(what, "disk-missing")) && argc == 4)
 		return fixture_disk(argv[2], argv[3], !strcmp(what, "disk-missing"));
 	if (argc != 3) {
-		fprintf(stderr, "usage: mkfixture tcp|resend|udp|udp-parts|reconnect|tcp-wrap|udp-late-dup|empty|nowrite OUT.pcap | disk DIR MANIFEST\n");
+		fprintf(stderr, "usage: mkfixture tcp|resend|udp|udp-parts|reconnect|reconnect-late|reconnect-overlap|xid-programs|tcp-wrap|udp-late-dup|ip-unjudged|empty|nowrite OUT.pcap | disk DIR MANIFEST\n");
 		return 2;
 	}
 	pc = pcap_open_dead(DLT_EN10MB, 65535);
@@ -460,6 +628,14 @@ int main(int argc, char **argv)
 		fixture_tcp_wrap();
 	else if (!strcmp(what, "udp-late-dup"))
 		fixture_udp_late_dup();
+	else if (!strcmp(what, "reconnect-late"))
+		fixture_reconnect_late();
+	else if (!strcmp(what, "reconnect-overlap"))
+		fixture_reconnect_overlap();
+	else if (!strcmp(what, "xid-programs"))
+		fixture_xid_programs();
+	else if (!strcmp(what, "ip-unjudged"))
+		fixture_ip_unjudged();
 	else if (!strcmp(what, "nowrite")) {
 		tcp_open();
 		tcp_send((const unsigned char *)"\x80\x00\x00\x04" "abcd", 8);

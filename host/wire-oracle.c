@@ -10,7 +10,8 @@
  * and checks every 4 KiB unit of every WRITE's data against its stamp
  * (common/stamp.h): stamp intact, body matches, stamp's unit = WRITE
  * offset, same file as the file handle's other WRITEs. A call whose xid was
- * seen before is an RPC retransmission; its data must equal the first's.
+ * seen before (from the same client port, same program) is an RPC
+ * retransmission; its data must equal the first's.
  *
  * VNET_HDR: bytes of virtio-net header before each frame: QEMU's
  * filter-dump on a tap with vnet headers records them (10 or 12 bytes,
@@ -23,9 +24,19 @@
  *                that carry other bytes than the application passed
  *   poisoned_rpc_resends  of those, RPC calls whose xid was seen before
  *                (what copy-on-resend is meant to fix)
- *   tcp_unjudged_segments  segments not compared: further behind their
- *                stream's front than TCP_WINDOW, or ahead of it (no TCP
- *                sender does that), or before its first byte
+ *   tcp_unjudged_segments  segments not compared: no kept connection of
+ *                their port pair (the last KEEP_STREAMS) has them in its
+ *                window (further behind its front than TCP_WINDOW, 8 MiB
+ *                for a superseded connection, or ahead of it: no TCP sender
+ *                does that; or before its first byte)
+ *   ip_unjudged_fragments  IP fragments not compared: a piece of a
+ *                datagram given up FRAG_PENDING ids before, or one that
+ *                reaches past 65535 bytes
+ *   unjudged     the two together: anything above 0 means bytes of the
+ *                capture that may have reached the server were not judged
+ *   tcp_ambiguous_segments  segments that the windows of two connections
+ *                of a port pair hold and neither their bytes nor their ACK
+ *                number told apart: judged in the newest (informational)
  *   write_calls, write_bytes  WRITE calls and their data bytes, every
  *                transmission; write_bytes_first: each xid's once, from
  *                its first transmission (what the guest's bytes= counts,
@@ -77,19 +88,41 @@ static void *xrealloc(void *p, size_t n)
 
 static uint32_t be32(const unsigned char *p) { return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3]; }
 
-/* ---- xid table: first transmission of every call ---- */
+/*
+ * ---- xid table: first transmission of every call ----
+ * An xid is the RPC client's: keyed by the client (address, port,
+ * transport: the kernel's NFS client keeps its port across reconnects, so
+ * a resend on the new connection is found), the program and the xid. The
+ * MOUNT client counts its own xids, and its calls are not NFS resends.
+ */
+struct client {
+	uint32_t saddr;
+	uint16_t sport;
+	uint8_t proto;
+};
 struct xid_ent {
-	uint32_t xid, used;
+	uint32_t saddr, xid, prog;
+	uint16_t sport;
+	uint8_t proto, used;
 	uint64_t hash; /* of the WRITE data (0 for other calls) */
 };
 static struct xid_ent *xids;
 static size_t nxid_slots = 1 << 20, nxids;
 
-static struct xid_ent *xid_slot(struct xid_ent *t, size_t n, uint32_t xid)
+static int xid_is(const struct xid_ent *e, const struct client *cl, uint32_t prog, uint32_t xid)
 {
-	size_t i = (xid * 2654435761u) & (n - 1);
+	return e->xid == xid && e->prog == prog && e->saddr == cl->saddr && e->sport == cl->sport &&
+	       e->proto == cl->proto;
+}
 
-	while (t[i].used && t[i].xid != xid)
+static struct xid_ent *xid_slot(struct xid_ent *t, size_t n, const struct client *cl, uint32_t prog,
+				uint32_t xid)
+{
+	uint64_t k = ((uint64_t)cl->saddr << 32 | (uint64_t)cl->sport << 8 | cl->proto) ^
+		     ((uint64_t)prog << 32 | xid) * 0x9e3779b97f4a7c15ULL;
+	size_t i = kfrag_mix64(k) & (n - 1);
+
+	while (t[i].used && !xid_is(&t[i], cl, prog, xid))
 		i = (i + 1) & (n - 1);
 	return &t[i];
 }
@@ -105,14 +138,17 @@ static void xid_grow(void)
 		exit(1);
 	}
 	for (i = 0; i < nxid_slots; i++)
-		if (xids[i].used)
-			*xid_slot(t, n, xids[i].xid) = xids[i];
+		if (xids[i].used) {
+			struct client cl = { .saddr = xids[i].saddr, .sport = xids[i].sport, .proto = xids[i].proto };
+
+			*xid_slot(t, n, &cl, xids[i].prog, xids[i].xid) = xids[i];
+		}
 	free(xids);
 	xids = t;
 	nxid_slots = n;
 }
 
-static struct xid_ent *xid_lookup(uint32_t xid, int *fresh)
+static struct xid_ent *xid_lookup(const struct client *cl, uint32_t prog, uint32_t xid, int *fresh)
 {
 	struct xid_ent *e;
 
@@ -122,15 +158,15 @@ static struct xid_ent *xid_lookup(uint32_t xid, int *fresh)
 		fprintf(stderr, "error: out of memory for the RPC call table\n");
 		exit(1);
 	}
-	e = xid_slot(xids, nxid_slots, xid);
+	e = xid_slot(xids, nxid_slots, cl, prog, xid);
 	*fresh = !e->used;
 	if (*fresh) {
 		if (++nxids > nxid_slots / 2) {
 			xid_grow();
-			e = xid_slot(xids, nxid_slots, xid);
+			e = xid_slot(xids, nxid_slots, cl, prog, xid);
 		}
-		e->used = 1;
-		e->xid = xid;
+		*e = (struct xid_ent){ .saddr = cl->saddr, .xid = xid, .prog = prog, .sport = cl->sport,
+				       .proto = cl->proto, .used = 1 };
 	}
 	return e;
 }
@@ -158,7 +194,7 @@ static uint32_t *fh_file(const unsigned char *fh, unsigned len)
 }
 
 /* One RPC call message (a whole record, or a UDP datagram). */
-static void rpc_call(const unsigned char *p, size_t len, const char *where)
+static void rpc_call(const unsigned char *p, size_t len, const char *where, const struct client *cl)
 {
 	size_t o = 0, n;
 	uint32_t xid, fhlen, count, dlen, *file, i;
@@ -173,7 +209,7 @@ static void rpc_call(const unsigned char *p, size_t len, const char *where)
 	if (be32(p + 4) != 0 || be32(p + 8) != 2) /* CALL, RPC version 2 */
 		return;
 	calls++;
-	x = xid_lookup(xid, &fresh);
+	x = xid_lookup(cl, be32(p + 12), xid, &fresh);
 	if (!fresh)
 		rpc_retrans++;
 	if (be32(p + 12) != 100003 || be32(p + 16) != 3 || be32(p + 20) != 7)
@@ -248,96 +284,188 @@ static uint64_t unwrap(uint64_t ref, uint64_t v, unsigned bits)
  * ---- TCP streams, client->server ----
  * Sequence numbers are unwrapped to 64 bits per stream (the value nearest
  * to the stream's front), so nothing is lost past 2 GiB or across the
- * 4 GiB wrap. Of each stream the TCP_WINDOW bytes before its front are
- * kept, in a ring: far more than the guest's send buffer (tcp_wmem: 4 MiB),
- * so every retransmission or duplicate its TCP can send lands in it. A
- * segment that does not (further behind, or further ahead than that) is
- * counted in tcp_unjudged_segments, not compared.
+ * 4 GiB wrap. Of each stream the bytes before its front are kept, in a
+ * ring that grows with the stream up to TCP_WINDOW: far more than the
+ * guest's send buffer (tcp_wmem: 4 MiB), so every retransmission or
+ * duplicate its TCP can send lands in it.
+ *
+ * A port pair holds one stream per connection (per ISN): the RPC client
+ * reconnects from its port with a new ISN, and a copy of the old
+ * connection's segment (netem still held it after the socket closed, or
+ * duplicated it) may come after the new connection's SYN. The last
+ * KEEP_STREAMS connections of a port pair are kept; a superseded one keeps
+ * OLD_WINDOW bytes (twice the send buffer: all that can still be in
+ * flight of it). A segment is judged in the stream whose window holds its
+ * sequence number (unwrapped per stream). When the windows of two of them
+ * hold it (the new ISN fell among the old connection's sequence numbers:
+ * Linux's ISN clock runs at 16 MB/s, a faster connection is overtaken),
+ * a stream whose bytes it repeats wins, then the one whose ACK numbers
+ * hold its ACK number (each connection acknowledges its own server
+ * bytes), then the one it continues without a gap, then the newest
+ * (counted in tcp_ambiguous_segments). A segment
+ * that no kept stream's window holds is counted in tcp_unjudged_segments,
+ * not compared.
  */
 #define TCP_WINDOW ((uint64_t)32 << 20)
-#define RING(o) ((o) & (TCP_WINDOW - 1))
+#define OLD_WINDOW ((uint64_t)8 << 20)
+#define RING_MIN ((uint64_t)64 << 10)
+#define ACK_SLACK ((uint64_t)64 << 10) /* server bytes not yet acknowledged on the wire */
+#define KEEP_STREAMS 4
 struct stream {
-	uint32_t saddr, daddr;
-	uint16_t sport, dport;
-	int have_isn;
 	uint64_t isn, front, parsed;  /* unwrapped: first byte, one past the last, first unparsed */
+	uint64_t ring, cap;           /* bytes the ring holds (a power of two), at most cap */
 	unsigned char *buf, *present; /* ring of stream bytes (first copy), presence bitmap */
 	unsigned char *rec;           /* current record's fragments so far */
 	size_t reclen;
+	int have_ack;
+	uint64_t ack_lo, ack_hi;      /* ACK numbers it carried, unwrapped */
 };
-/* a run with a 0.1 s timeo reconnects every few hundred ms */
-#define MAXSTREAMS 4096
-static struct stream streams[MAXSTREAMS];
-static unsigned nstreams;
-static uint64_t tcp_unjudged;
+struct conn {
+	uint32_t saddr, daddr;
+	uint16_t sport, dport;
+	unsigned n;
+	struct stream *st[KEEP_STREAMS]; /* st[0] the newest connection */
+};
+/* port pairs: the RPC client keeps its port across reconnects */
+#define MAXCONNS 4096
+static struct conn conns[MAXCONNS];
+static unsigned nconns;
+static uint64_t tcp_unjudged, tcp_ambiguous;
 
-static struct stream *stream_of(uint32_t s, uint32_t d, uint16_t sp, uint16_t dp)
+#define RING(st, o) ((o) & ((st)->ring - 1))
+
+static struct conn *conn_of(uint32_t s, uint32_t d, uint16_t sp, uint16_t dp)
 {
 	unsigned i;
 
-	for (i = nstreams; i-- > 0;) /* the newest connection first */
-		if (streams[i].saddr == s && streams[i].daddr == d && streams[i].sport == sp &&
-		    streams[i].dport == dp)
-			return &streams[i];
-	if (nstreams == MAXSTREAMS) {
-		fprintf(stderr, "error: more than %d TCP connections to the NFS port\n", MAXSTREAMS);
+	for (i = 0; i < nconns; i++)
+		if (conns[i].saddr == s && conns[i].daddr == d && conns[i].sport == sp && conns[i].dport == dp)
+			return &conns[i];
+	if (nconns == MAXCONNS) {
+		fprintf(stderr, "error: more than %d TCP port pairs to the NFS port\n", MAXCONNS);
 		exit(1);
 	}
-	streams[nstreams] = (struct stream){ .saddr = s, .daddr = d, .sport = sp, .dport = dp };
-	return &streams[nstreams++];
+	conns[nconns] = (struct conn){ .saddr = s, .daddr = d, .sport = sp, .dport = dp };
+	return &conns[nconns++];
 }
 
-/* A new stream whose first byte has sequence number seq. */
-static void stream_start(struct stream *st, uint32_t seq)
+static void stream_free(struct stream *st)
 {
 	free(st->buf);
 	free(st->present);
 	free(st->rec);
-	st->buf = st->present = st->rec = NULL;
-	st->reclen = 0;
-	st->isn = st->front = st->parsed = (uint64_t)1 << 32 | seq; /* room to unwrap below */
-	st->have_isn = 1;
+	free(st);
 }
 
 static int present(const struct stream *st, uint64_t o)
 {
-	return o < st->front && st->front - o <= TCP_WINDOW && st->present[RING(o) >> 3] >> (o & 7) & 1;
+	return st->ring && o >= st->isn && o < st->front && st->front - o <= st->ring &&
+	       st->present[RING(st, o) >> 3] >> (o & 7) & 1;
 }
 
-/* The front moves on to `to`: the ring slots of bytes [front, to) held
- * bytes TCP_WINDOW older, forget them. */
+/* The ring holds n bytes from now on: the last min(n, ring) bytes move over. */
+static void stream_resize(struct stream *st, uint64_t n)
+{
+	unsigned char *buf = malloc(n), *pres = calloc(n / 8, 1);
+	uint64_t o, keep = st->ring < n ? st->ring : n;
+
+	if (!buf || !pres) {
+		fprintf(stderr, "error: out of memory for a TCP stream\n");
+		exit(1);
+	}
+	if (keep > st->front - st->isn)
+		keep = st->front - st->isn;
+	for (o = st->front - keep; o < st->front; o++)
+		if (present(st, o)) {
+			buf[o & (n - 1)] = st->buf[RING(st, o)];
+			pres[(o & (n - 1)) >> 3] |= 1 << (o & 7);
+		}
+	free(st->buf);
+	free(st->present);
+	st->buf = buf;
+	st->present = pres;
+	st->ring = n;
+}
+
+/* A new connection on the port pair, whose first byte has sequence number
+ * seq: the newest stream; the one before keeps OLD_WINDOW bytes, the
+ * oldest beyond KEEP_STREAMS goes. */
+static struct stream *conn_start(struct conn *c, uint32_t seq)
+{
+	struct stream *st = calloc(1, sizeof(*st));
+
+	if (!st) {
+		fprintf(stderr, "error: out of memory for a TCP stream\n");
+		exit(1);
+	}
+	st->isn = st->front = st->parsed = (uint64_t)1 << 32 | seq; /* room to unwrap below */
+	st->cap = TCP_WINDOW;
+	if (c->n == KEEP_STREAMS)
+		stream_free(c->st[--c->n]);
+	if (c->n) {
+		c->st[0]->cap = OLD_WINDOW;
+		if (c->st[0]->ring > OLD_WINDOW)
+			stream_resize(c->st[0], OLD_WINDOW);
+	}
+	memmove(c->st + 1, c->st, c->n * sizeof(c->st[0]));
+	c->st[0] = st;
+	c->n++;
+	return st;
+}
+
+/* The front moves on to `to`: the ring grows (up to cap) to hold the whole
+ * stream; its slots of bytes [front, to) held older bytes, forget them. */
 static void stream_advance(struct stream *st, uint64_t to)
 {
-	uint64_t o = st->front;
+	uint64_t o = st->front, n = st->ring ? st->ring : RING_MIN;
 	size_t a, b;
 
-	if (!st->buf) {
-		st->buf = xrealloc(NULL, TCP_WINDOW);
-		st->present = calloc(TCP_WINDOW / 8, 1);
-		if (!st->present) {
-			fprintf(stderr, "error: out of memory for a TCP stream\n");
-			exit(1);
-		}
-	}
+	while (n < to - st->isn && n < st->cap)
+		n *= 2;
+	if (n != st->ring)
+		stream_resize(st, n);
 	st->front = to;
-	if (to - o >= TCP_WINDOW) {
-		memset(st->present, 0, TCP_WINDOW / 8);
+	if (to - o >= st->ring) {
+		memset(st->present, 0, st->ring / 8);
 		return;
 	}
 	for (; o < to && o % 8; o++)
-		st->present[RING(o) >> 3] &= ~(1 << (o & 7));
+		st->present[RING(st, o) >> 3] &= ~(1 << (o & 7));
 	for (; to > o && to % 8; to--)
-		st->present[RING(to - 1) >> 3] &= ~(1 << ((to - 1) & 7));
-	a = RING(o) >> 3, b = RING(to) >> 3;
+		st->present[RING(st, to - 1) >> 3] &= ~(1 << ((to - 1) & 7));
+	a = RING(st, o) >> 3, b = RING(st, to) >> 3;
 	if (a <= b) {
 		memset(st->present + a, 0, b - a);
 	} else {
-		memset(st->present + a, 0, TCP_WINDOW / 8 - a);
+		memset(st->present + a, 0, st->ring / 8 - a);
 		memset(st->present, 0, b);
 	}
 }
 
-static void stream_parse(struct stream *st)
+static void stream_ack(struct stream *st, uint32_t ack)
+{
+	uint64_t a;
+
+	if (!st->have_ack) {
+		st->have_ack = 1;
+		st->ack_lo = st->ack_hi = (uint64_t)1 << 32 | ack;
+		return;
+	}
+	a = unwrap(st->ack_hi, ack, 32);
+	if (a > st->ack_hi)
+		st->ack_hi = a;
+	if (a < st->ack_lo)
+		st->ack_lo = a;
+}
+
+static int ack_holds(const struct stream *st, uint32_t ack)
+{
+	uint64_t a = unwrap(st->ack_hi, ack, 32);
+
+	return a >= st->ack_lo && a <= st->ack_hi + ACK_SLACK;
+}
+
+static void stream_parse(struct stream *st, uint16_t sport, const struct client *cl)
 {
 	char where[64];
 
@@ -349,7 +477,7 @@ static void stream_parse(struct stream *st)
 		for (k = 0; k < 4; k++) {
 			if (!present(st, o + k))
 				return;
-			m[k] = st->buf[RING(o + k)];
+			m[k] = st->buf[RING(st, o + k)];
 		}
 		mark = be32(m);
 		flen = mark & 0x7fffffff;
@@ -358,55 +486,136 @@ static void stream_parse(struct stream *st)
 				return;
 		st->rec = xrealloc(st->rec, st->reclen + flen);
 		for (k = 0; k < flen; k++)
-			st->rec[st->reclen + k] = st->buf[RING(o + 4 + k)];
+			st->rec[st->reclen + k] = st->buf[RING(st, o + 4 + k)];
 		st->reclen += flen;
 		st->parsed = o + 4 + flen;
 		if (mark & 0x80000000u) {
-			snprintf(where, sizeof(where), "tcp:%u@%" PRIu64, st->sport, o - st->isn);
-			rpc_call(st->rec, st->reclen, where);
+			snprintf(where, sizeof(where), "tcp:%u@%" PRIu64, sport, o - st->isn);
+			rpc_call(st->rec, st->reclen, where, cl);
 			st->reclen = 0;
 		}
 	}
 }
 
+/*
+ * The kept stream of the port pair whose window holds the segment (seq,
+ * plen bytes p), and the segment's unwrapped sequence number in it; NULL
+ * if none does.
+ */
+static struct stream *stream_pick(struct conn *c, uint32_t seq, const unsigned char *p, size_t plen,
+				  int ackf, uint32_t ack, uint64_t *pu)
+{
+	struct stream *cand[KEEP_STREAMS], *st;
+	uint64_t cu[KEEP_STREAMS], u, i, k;
+	unsigned n = 0, j, holds = 0, h = 0;
+
+	for (j = 0; j < c->n; j++) {
+		int same = 0, other = 0;
+
+		st = c->st[j];
+		u = unwrap(st->front, seq, 32);
+		if (u < st->isn || u + st->cap < st->front || u + plen > st->front + st->cap)
+			continue;
+		for (i = 0; i < plen && !other; i++) {
+			k = u + i;
+			if (present(st, k)) {
+				if (st->buf[RING(st, k)] == p[i])
+					same = 1;
+				else
+					other = 1;
+			}
+		}
+		if (same && !other) { /* it repeats this stream's bytes */
+			*pu = u;
+			return st;
+		}
+		cand[n] = st, cu[n++] = u;
+	}
+	if (!n)
+		return NULL;
+	if (n > 1) {
+		/* the one whose ACK numbers hold its ACK number */
+		for (j = 0; j < n && ackf; j++)
+			if (!cand[j]->have_ack)
+				break;
+		if (ackf && j == n)
+			for (j = 0; j < n; j++)
+				if (ack_holds(cand[j], ack))
+					holds++, h = j;
+		/* else the one it continues without a gap (a sender's next
+		 * bytes, or bytes it sent before) */
+		if (holds != 1)
+			for (holds = 0, j = 0; j < n; j++)
+				if (cu[j] <= cand[j]->front)
+					holds++, h = j;
+		if (holds != 1) {
+			h = 0;
+			if (!tcp_ambiguous++)
+				detail("tcp:%u segment seq=%u len=%zu: %u connections of the port hold it, taken as "
+				       "the newest's (the first such)", c->sport, seq, plen, n);
+		}
+	}
+	*pu = cu[h];
+	return cand[h];
+}
+
 static void tcp_segment(uint32_t s, uint32_t d, const unsigned char *t, size_t len)
 {
 	uint16_t sp = t[0] << 8 | t[1], dp = t[2] << 8 | t[3];
-	uint32_t seq = be32(t + 4);
+	uint32_t seq = be32(t + 4), ack = be32(t + 8);
 	size_t hl = (t[12] >> 4) * 4, plen, i;
 	uint64_t u, first_diff = 0;
-	int syn = t[13] & 2, old = 0, fresh = 0, diff = 0;
+	int syn = t[13] & 2, ackf = t[13] & 0x10, old = 0, fresh = 0, diff = 0;
+	struct client cl = { .saddr = s, .sport = sp, .proto = 6 };
 	struct stream *st;
+	struct conn *c;
+	unsigned j;
 
 	if (dp != nfs_port || hl < 20 || hl > len)
 		return;
-	st = stream_of(s, d, sp, dp);
+	c = conn_of(s, d, sp, dp);
 	if (syn) {
 		/*
 		 * A SYN with another ISN on the same ports is a new connection
 		 * (the RPC client reconnects from its port): its bytes start a
 		 * new stream, they are not retransmissions of the old one's.
-		 * A retransmitted SYN has the same ISN and changes nothing.
+		 * A retransmitted SYN, or a late copy of an older connection's,
+		 * has a kept stream's ISN and changes nothing.
 		 */
-		if (st->have_isn && (uint32_t)st->isn != seq + 1)
+		for (j = 0; j < c->n; j++)
+			if ((uint32_t)c->st[j]->isn == seq + 1)
+				return;
+		if (c->n)
 			tcp_reconnects++;
-		if (!st->have_isn || (uint32_t)st->isn != seq + 1)
-			stream_start(st, seq + 1);
+		conn_start(c, seq + 1);
 		return;
 	}
 	plen = len - hl;
-	if (!plen)
-		return;
-	if (!st->have_isn) /* capture started mid-connection */
-		stream_start(st, seq);
-	tcp_segs++;
-	u = unwrap(st->front, seq, 32);
-	if (u < st->isn || u + TCP_WINDOW < st->front || u + plen > st->front + TCP_WINDOW) {
-		tcp_unjudged++;
-		detail("tcp:%u segment seq=%u len=%zu: %s the stream's window, not compared", sp, seq,
-		       plen, u < st->front ? "behind" : "ahead of");
+	if (!plen) {
+		/* a pure ACK (the handshake's last segment, or of the server's
+		 * replies): at its connection's front */
+		for (j = 0; j < c->n && ackf; j++)
+			if ((uint32_t)c->st[j]->front == seq) {
+				stream_ack(c->st[j], ack);
+				break;
+			}
 		return;
 	}
+	if (!c->n) /* capture started mid-connection */
+		conn_start(c, seq);
+	tcp_segs++;
+	st = stream_pick(c, seq, t + hl, plen, ackf, ack, &u);
+	if (!st) {
+		st = c->st[0];
+		u = unwrap(st->front, seq, 32);
+		tcp_unjudged++;
+		detail("tcp:%u segment seq=%u len=%zu: %s the stream's window%s, not compared", sp, seq,
+		       plen, u < st->front ? "behind" : "ahead of",
+		       c->n > 1 ? " (and its older connections')" : "");
+		return;
+	}
+	if (ackf)
+		stream_ack(st, ack);
 	if (u + plen > st->front)
 		stream_advance(st, u + plen);
 	for (i = 0; i < plen; i++) {
@@ -414,22 +623,22 @@ static void tcp_segment(uint32_t s, uint32_t d, const unsigned char *t, size_t l
 
 		if (present(st, o)) {
 			old = 1;
-			if (st->buf[RING(o)] != t[hl + i] && !diff)
+			if (st->buf[RING(st, o)] != t[hl + i] && !diff)
 				diff = 1, first_diff = o - st->isn;
 		} else {
 			fresh = 1;
-			st->buf[RING(o)] = t[hl + i];
-			st->present[RING(o) >> 3] |= 1 << (o & 7);
+			st->buf[RING(st, o)] = t[hl + i];
+			st->present[RING(st, o) >> 3] |= 1 << (o & 7);
 		}
 	}
 	if (old && !fresh)
 		tcp_retrans_segs++;
 	if (diff) {
 		poisoned++;
-		detail("tcp:%u segment seq=+%" PRIu64 " len=%zu: retransmitted with other bytes (first at +%" PRIu64 ")",
-		       sp, u - st->isn, plen, first_diff);
+		detail("tcp:%u segment seq=+%" PRIu64 " len=%zu%s: retransmitted with other bytes (first at +%" PRIu64 ")",
+		       sp, u - st->isn, plen, st == c->st[0] ? "" : " (an older connection's)", first_diff);
 	}
-	stream_parse(st);
+	stream_parse(st, sp, &cl);
 }
 
 /*
@@ -463,6 +672,7 @@ struct frag_src {
 	struct dgram *by_id[65536];
 };
 static struct frag_src **srcs;
+static uint64_t ip_unjudged;
 static unsigned nsrcs;
 
 static void l4(uint32_t s, uint32_t d, int proto, const unsigned char *p, size_t len);
@@ -504,8 +714,11 @@ static void ip_fragment(uint32_t s, uint32_t d, uint16_t id, int proto, size_t f
 	int diff = 0, fresh = 0;
 
 	ip_frags++;
-	if (foff + len > 65535)
+	if (foff + len > 65535) {
+		ip_unjudged++;
+		detail("ip id=%u fragment at %zu len=%zu: past the 65535 bytes of a datagram, not judged", id, foff, len);
 		return;
+	}
 	src = frag_src(s, d, proto, id);
 	uid = unwrap(src->newest, id, 16);
 	for (k = src->newest - FRAG_PENDING + 1; k <= src->newest && k + FRAG_PENDING <= uid; k++) {
@@ -551,8 +764,11 @@ static void ip_fragment(uint32_t s, uint32_t d, uint16_t id, int proto, size_t f
 		diff = g->fr[r].len != len || g->fr[r].sum != sum;
 	} else if (g->done) {
 		diff = 1; /* no fragment of the delivered datagram starts there */
-	} else {
-		return; /* a late piece of a datagram given up */
+	} else { /* a late piece of a datagram given up: its bytes are gone */
+		ip_unjudged++;
+		detail("ip id=%u fragment at %zu len=%zu: comes after its datagram was given up (%d ids later), not judged",
+		       id, foff, len, FRAG_PENDING);
+		return;
 	}
 	if (!fresh)
 		ip_frag_dup++;
@@ -584,13 +800,14 @@ static void l4(uint32_t s, uint32_t d, int proto, const unsigned char *p, size_t
 		tcp_segment(s, d, p, len);
 	else if (proto == 17 && len >= 8) {
 		uint16_t dp = p[2] << 8 | p[3];
+		struct client cl = { .saddr = s, .sport = p[0] << 8 | p[1], .proto = 17 };
 		char where[48];
 
 		if (dp != nfs_port)
 			return;
 		udp_calls++;
-		snprintf(where, sizeof(where), "udp:%u", p[0] << 8 | p[1]);
-		rpc_call(p + 8, len - 8, where);
+		snprintf(where, sizeof(where), "udp:%u", cl.sport);
+		rpc_call(p + 8, len - 8, where, &cl);
 	}
 }
 
@@ -677,10 +894,11 @@ int main(int argc, char **argv)
 	       "\ntcp_segments=%" PRIu64 "\ntcp_retrans_segments=%" PRIu64 "\ntcp_unjudged_segments=%" PRIu64
 	       "\nudp_calls=%" PRIu64 "\nrpc_calls=%" PRIu64 "\nwrite_calls=%" PRIu64 "\nwrite_bytes=%" PRIu64
 	       "\nwrite_bytes_first=%" PRIu64 "\nvnet_hdr=%d\nrpc_retrans=%" PRIu64 "\ntcp_reconnects=%" PRIu64
-	       "\npoisoned=%" PRIu64 "\npoisoned_rpc_resends=%" PRIu64 "\n",
+	       "\npoisoned=%" PRIu64 "\npoisoned_rpc_resends=%" PRIu64 "\ntcp_ambiguous_segments=%" PRIu64
+	       "\nip_unjudged_fragments=%" PRIu64 "\nunjudged=%" PRIu64 "\n",
 	       frames, ip_frags, ip_frag_dup, tcp_segs, tcp_retrans_segs, tcp_unjudged, udp_calls, calls,
 	       write_calls, write_bytes, write_bytes_first, vnet_hdr, rpc_retrans, tcp_reconnects, poisoned,
-	       poisoned_rpc_resends);
+	       poisoned_rpc_resends, tcp_ambiguous, ip_unjudged, tcp_unjudged + ip_unjudged);
 	if (!frames) {
 		fprintf(stderr, "error: the capture %s holds no frames: nothing was recorded, so nothing "
 			"can be judged\n  fix: check that the VM ran with VM_PCAP and reached the network\n",

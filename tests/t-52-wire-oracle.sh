@@ -1,6 +1,7 @@
 # The on-wire oracle where long runs take it: TCP streams past 2 GiB and
-# across the 4 GiB wrap of sequence numbers, and copies of IP fragments
-# that come late. Uses t-50's fx and want.
+# across the 4 GiB wrap of sequence numbers, copies of IP fragments and of
+# an old connection's segments that come late, xids of other RPC clients.
+# Uses t-50's fx and want.
 # shellcheck shell=bash
 
 # wire_fixture NAME: the fixture's capture judged, its KV lines in $SCRATCH/NAME.kv
@@ -21,6 +22,7 @@ t_oracle_wire_tcp_wrap() {
 	want poisoned 3 "$SCRATCH/tcp-wrap.kv"
 	want tcp_retrans_segments 4 "$SCRATCH/tcp-wrap.kv"
 	want tcp_unjudged_segments 1 "$SCRATCH/tcp-wrap.kv"
+	want unjudged 1 "$SCRATCH/tcp-wrap.kv"
 	want write_calls 1 "$SCRATCH/tcp-wrap.kv"
 	want write_bytes_first 8192 "$SCRATCH/tcp-wrap.kv"
 	want rpc_retrans 0 "$SCRATCH/tcp-wrap.kv"
@@ -38,5 +40,62 @@ t_oracle_wire_fragment_copies() {
 	want rpc_retrans 0 "$SCRATCH/udp-late-dup.kv"
 }
 
+# After the client reconnected from the same port (a new ISN), a copy of
+# the old connection's segment comes (netem held it past the socket's
+# close, or duplicated it): judged in the old connection's bytes, poisoned;
+# an intact one is a retransmission; a late copy of the old SYN starts
+# nothing, the new connection's next WRITE is still parsed.
+t_oracle_wire_reconnect_late() {
+	wire_fixture reconnect-late
+	want poisoned 1 "$SCRATCH/reconnect-late.kv"
+	want tcp_retrans_segments 2 "$SCRATCH/reconnect-late.kv"
+	want tcp_reconnects 1 "$SCRATCH/reconnect-late.kv"
+	want tcp_unjudged_segments 0 "$SCRATCH/reconnect-late.kv"
+	want write_calls 3 "$SCRATCH/reconnect-late.kv"
+	want rpc_retrans 0 "$SCRATCH/reconnect-late.kv"
+}
+
+# The new connection's ISN lies among the old one's sequence numbers: its
+# bytes are not retransmissions of the old one's, and a poisoned copy of
+# an old segment ahead of the new connection's front is the old one's
+# (told apart by the ACK numbers), not new bytes of the new connection.
+t_oracle_wire_reconnect_overlap() {
+	wire_fixture reconnect-overlap
+	want poisoned 1 "$SCRATCH/reconnect-overlap.kv"
+	want tcp_reconnects 1 "$SCRATCH/reconnect-overlap.kv"
+	want tcp_unjudged_segments 0 "$SCRATCH/reconnect-overlap.kv"
+	want tcp_ambiguous_segments 0 "$SCRATCH/reconnect-overlap.kv"
+	want write_calls 3 "$SCRATCH/reconnect-overlap.kv"
+	want write_bytes_first $((4 * 4096 + 2 * 4096 + 2 * 4096)) "$SCRATCH/reconnect-overlap.kv"
+	want rpc_retrans 0 "$SCRATCH/reconnect-overlap.kv"
+}
+
+# xids are per RPC client and program: WRITEs whose xids MOUNT calls had
+# (from the MOUNT client's port, and from the NFS client's own) are first
+# transmissions, not resends with other data.
+t_oracle_wire_xid_programs() {
+	wire_fixture xid-programs
+	want poisoned 0 "$SCRATCH/xid-programs.kv"
+	want rpc_retrans 0 "$SCRATCH/xid-programs.kv"
+	want rpc_calls 4 "$SCRATCH/xid-programs.kv"
+	want write_calls 2 "$SCRATCH/xid-programs.kv"
+	want write_bytes_first $((4 * 4096)) "$SCRATCH/xid-programs.kv"
+}
+
+# IP fragments the oracle cannot judge are counted: a late piece of a
+# datagram given up, a fragment past 65535 bytes.
+t_oracle_wire_ip_unjudged() {
+	wire_fixture ip-unjudged
+	want ip_unjudged_fragments 2 "$SCRATCH/ip-unjudged.kv"
+	want unjudged 2 "$SCRATCH/ip-unjudged.kv"
+	want tcp_unjudged_segments 0 "$SCRATCH/ip-unjudged.kv"
+	want poisoned 0 "$SCRATCH/ip-unjudged.kv"
+	want write_calls 300 "$SCRATCH/ip-unjudged.kv"
+}
+
 register oracle-wire-tcp-wrap t_oracle_wire_tcp_wrap
 register oracle-wire-ip-fragment-copies t_oracle_wire_fragment_copies
+register oracle-wire-reconnect-late t_oracle_wire_reconnect_late
+register oracle-wire-reconnect-overlap t_oracle_wire_reconnect_overlap
+register oracle-wire-xid-programs t_oracle_wire_xid_programs
+register oracle-wire-ip-unjudged t_oracle_wire_ip_unjudged
