@@ -118,7 +118,9 @@ run_judge() {
 # WRITE data the guest says it wrote (each WRITE's first transmission
 # counts once: write_bytes_first; the guest counts the write()s that
 # returned: bytes), else a capture cut short or WRITEs the oracle could not
-# parse would hide poisoned ones.
+# parse would hide poisoned ones; and it must have judged every
+# transmission it saw (unjudged = 0: e.g. a late copy of a connection
+# replaced four times over).
 wire_covers() {
 	local wb gb
 	wb=$(kv write_bytes_first "$2") gb=$(kv bytes "$1")
@@ -126,6 +128,12 @@ wire_covers() {
 	[[ $gb =~ ^[0-9]+$ ]] || { echo "the guest gave no bytes count"; return 0; }
 	[ "$wb" -ge "$gb" ] ||
 		echo "the capture holds $wb bytes of WRITE data, fewer than the $gb the guest wrote: the on-wire oracle did not see the whole run"
+	# transmissions the oracle could not compare with their first one
+	case $(kv unjudged "$2") in
+	0) ;;
+	"") echo "the on-wire oracle gave no unjudged count" ;;
+	*) echo "the on-wire oracle could not judge $(kv unjudged "$2") transmission(s) (detail= lines in $2)" ;;
+	esac
 	return 0
 }
 

@@ -143,12 +143,16 @@ t_run_judge() {
 t_wire_covers() {
 	(. scripts/lib.sh
 	cd "$SCRATCH"
-	echo bytes=8192 > g; echo write_bytes_first=8192 > w
+	echo bytes=8192 > g; printf 'write_bytes_first=8192\nunjudged=0\n' > w
 	[ -z "$(wire_covers g w)" ] || { echo "    equal counts refused"; exit 1; }
-	echo write_bytes_first=12288 > w
+	printf 'write_bytes_first=12288\nunjudged=0\n' > w
 	[ -z "$(wire_covers g w)" ] || { echo "    more on the wire refused"; exit 1; }
-	echo write_bytes_first=4096 > w
+	printf 'write_bytes_first=4096\nunjudged=0\n' > w
 	wire_covers g w | grep -q "fewer than the 8192" || { echo "    a short capture accepted"; exit 1; }
+	printf 'write_bytes_first=8192\nunjudged=2\n' > w
+	wire_covers g w | grep -q "could not judge 2" || { echo "    unjudged transmissions accepted"; exit 1; }
+	echo write_bytes_first=8192 > w
+	wire_covers g w | grep -q "no unjudged count" || { echo "    a missing unjudged count accepted"; exit 1; }
 	: > w
 	wire_covers g w | grep -q "no write_bytes_first" || { echo "    no wire count accepted"; exit 1; }
 	: > g; echo write_bytes_first=1 > w
