@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -45,6 +46,12 @@ static void say(const char *fmt, ...)
 
 static void power_off(void)
 {
+	/*
+	 * Let the console finish our last line before the kernel prints its
+	 * shutdown messages: on 2+ CPUs they interleaved with it mid-line,
+	 * and vmrun could not read the result.
+	 */
+	tcdrain(STDOUT_FILENO);
 	sync();
 	reboot(RB_POWER_OFF);
 	for (;;)
