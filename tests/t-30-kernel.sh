@@ -48,7 +48,7 @@ t_stale_kernel() {
 		> "$q/base/0001-broken.patch"
 	echo 0001-broken.patch > "$q/base/series"
 	: > "$q/series"
-	(BUILD_DIR=$b PATCHES_DIR=$q SCRATCH=$SCRATCH/stale-memo; mkdir -p "$SCRATCH"
+	(export BUILD_DIR=$b PATCHES_DIR=$q SCRATCH=$SCRATCH/stale-memo; mkdir -p "$SCRATCH"
 		kernel_of series) > "$SCRATCH/stale.out" 2>&1 || rc=$?
 	cat "$SCRATCH/stale.out"
 	[ $rc != 0 ] || { echo "    kernel_of handed out the stale bzImage"; return 1; }
