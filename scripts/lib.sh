@@ -277,3 +277,107 @@ variant_queue() {
 		done < "$d/series"
 	done
 }
+
+# ======================================================================
+# Kernel builds and the allmodconfig object tree (scripts/gate,
+# check-objects, build-kernel, check-cross). One compiler/ccache/jobs
+# setup for every kernel build, and one x86_64 allmodconfig object tree
+# for every object check: the gate's.
+# ======================================================================
+
+# kmake_env: the compiler and parallelism of every kernel build. Sets
+# KCCACHE ("ccache " when installed, else empty), KCC ("${KCCACHE}gcc")
+# and KJOBS ($JOBS, default cores + 1), and exports ccache's settings:
+# with CCACHE_BASEDIR=$BUILD_DIR, objects at the same place relative to
+# their sources share one cache across variants, clones and trees.
+kmake_env() {
+	export CCACHE_BASEDIR=$BUILD_DIR CCACHE_NOHASHDIR=1
+	KCCACHE=
+	if command -v ccache >/dev/null; then KCCACHE="ccache "; fi
+	KCC="${KCCACHE}gcc"
+	KJOBS=${JOBS:-$(($(nproc) + 1))}
+}
+
+# kobj_series_tree: the object checks' source tree: the series of
+# $PATCHES_DIR applied in its own work tree, $GATE_TREE (default
+# $BUILD_DIR/gate) /series/src, so that build/series/src is never
+# disturbed. Sets KSRC, KTREE and KOBJ ($KTREE/obj-allmod; with ARCH=X,
+# $KTREE/obj-X-allmod), holds $KTREE/.lock until the script exits (one
+# check at a time per tree), and leaves the tree on its branch.
+kobj_series_tree() {
+	KTREE=${GATE_TREE:-$BUILD_DIR/gate}
+	mkdir -p "$KTREE"
+	exec {KTREE_LOCK}>"$KTREE/.lock"
+	if ! flock -n "$KTREE_LOCK"; then
+		log "waiting for the other check using $KTREE"
+		flock "$KTREE_LOCK"
+	fi
+	KSRC=$(BUILD_DIR=$KTREE "$TOP/scripts/prepare-tree" series)
+	git -C "$KSRC" checkout -q series # an interrupted run may have left a detached HEAD
+	KARCH=${ARCH:-}
+	KOBJ=$KTREE/obj-allmod
+	[ -z "$KARCH" ] || KOBJ=$KTREE/obj-$KARCH-allmod
+}
+
+# kobj_make ARGS...: make in $KSRC with O=$KOBJ (ARCH=$KARCH if set) and
+# kmake_env's compiler, for the tree and for the host tools.
+kobj_make() {
+	make -C "$KSRC" O="$KOBJ" ${KARCH:+ARCH="$KARCH"} CC="$KCC" HOSTCC="$KCC" "$@"
+}
+
+# kobj_allmodconfig: $KOBJ configured (allmodconfig, once) and prepared
+# (make prepare scripts, incremental), logs in $KOBJ/{config,prepare}.log.
+kobj_allmodconfig() {
+	if [ ! -f "$KOBJ/.config" ]; then
+		log "${KARCH:-x86_64} allmodconfig in $KOBJ"
+		mkdir -p "$KOBJ"
+		kobj_make -s allmodconfig > "$KOBJ/config.log" 2>&1 ||
+			die "make allmodconfig failed in $KOBJ" "log: $KOBJ/config.log"
+	fi
+	log "preparing $KOBJ"
+	kobj_make -j"$KJOBS" prepare scripts > "$KOBJ/prepare.log" 2>&1 ||
+		die "make prepare scripts failed in $KOBJ" "$(grep -E 'error|\*\*\*' "$KOBJ/prepare.log" | head -3)" \
+			"log: $KOBJ/prepare.log"
+}
+
+# kobj_config_of SRC DIR OBJ: the Kconfig symbol that builds DIR/OBJ: from
+# DIR's Makefile, through composite objects (foo-objs/foo-y := OBJ), else
+# from the parent directory's Makefile line for DIR/. Empty if none (obj-y).
+kobj_config_of() {
+	local src=$1 dir=$2 obj=$3 line comp sym depth=0
+	while [ $depth -lt 4 ]; do
+		line=$(sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$src/$dir/Makefile" 2>/dev/null |
+			grep -E "(^|[[:space:]=])$obj([[:space:]]|$)" | head -1 || true)
+		sym=$(grep -o 'CONFIG_[A-Za-z0-9_]*' <<<"$line" | head -1 || true)
+		if [ -n "$sym" ]; then
+			echo "$sym"
+			return 0
+		fi
+		comp=$(sed -nE 's/^[[:space:]]*([A-Za-z0-9_-]+)-(objs|y)[[:space:]]*[:+]?=.*/\1/p' <<<"$line")
+		if [ -n "$comp" ] && [ "$comp.o" != "$obj" ]; then
+			obj=$comp.o
+		else
+			[ "$dir" != . ] || return 0
+			obj=$(basename "$dir")/ dir=$(dirname "$dir")
+		fi
+		depth=$((depth + 1))
+	done
+}
+
+# kobj_not_on_x86 FILE.c: whether $KOBJ's allmodconfig leaves FILE out
+# (another architecture's file, or its Kconfig symbol is off): prints why
+# and returns 0; returns 1 when the configuration builds it.
+kobj_not_on_x86() {
+	local c=$1 arch= sym
+	case $c in arch/x86/*) ;; arch/*) arch=${c#arch/} arch=${arch%%/*} ;; esac
+	if [ -n "$arch" ]; then
+		echo "arch/$arch"
+		return 0
+	fi
+	sym=$(kobj_config_of "$KSRC" "$(dirname "$c")" "$(basename "${c%.c}").o")
+	if [ -n "$sym" ] && ! grep -qE "^$sym=" "$KOBJ/.config"; then
+		echo "$sym off in this allmodconfig"
+		return 0
+	fi
+	return 1
+}

@@ -38,11 +38,30 @@ base_blob() { # the v3.1 content of a file
 	git --git-dir="$(scripts/import-base)" show "refs/heads/v3.1-base:$1"
 }
 
-gate_run() { # gate_run PATCHDIR: run the gate on that queue, output in $SCRATCH/gate.out
-	local rc=0
-	PATCHES_DIR=$1 GATE_DIR=$GATE_SELFTEST scripts/gate > "$SCRATCH/gate.out" 2>&1 || rc=$?
+# gate_run PATCHDIR [ARG...]: run the gate on that queue (reports in
+# $GATE_SELFTEST; the work and object tree are the gate's own, shared with
+# the real series), output in $SCRATCH/gate.out
+gate_run() {
+	local d=$1 rc=0
+	shift
+	PATCHES_DIR=$d GATE_DIR=$GATE_SELFTEST scripts/gate "$@" > "$SCRATCH/gate.out" 2>&1 || rc=$?
 	tail -n 12 "$SCRATCH/gate.out"
 	return $rc
+}
+
+# gate_must_stop CAUSE... -- PATCHDIR [ARG...]: the gate must fail, and
+# say every CAUSE (it cannot judge: it must not pass)
+gate_must_stop() {
+	local causes=() t
+	while [ "$1" != -- ]; do causes+=("$1"); shift; done
+	shift
+	if gate_run "$@"; then
+		echo "    the gate passed although it could not judge"
+		return 1
+	fi
+	for t in "${causes[@]}"; do
+		grep -qF -- "$t" "$SCRATCH/gate.out" || { echo "    the gate's message lacks '$t'"; return 1; }
+	done
 }
 
 t_gate_style_error() {
@@ -87,10 +106,86 @@ t_gate_series() {
 	scripts/gate
 }
 
+# A gate whose tools do not run stops, naming the cause, instead of
+# passing: without sparse every object failed on vanilla too and counted as
+# "not_on_x86"; a crashing checkpatch.pl counted as "0 errors".
+t_gate_no_sparse() {
+	local d=$SCRATCH/q-nosparse bin=$SCRATCH/bin-sparse
+	gate_queue "$d" 0001-good.patch
+	good_patch "$d" net/core/datagram.c
+	SPARSE=/nonexistent gate_must_stop "sparse not found (SPARSE=/nonexistent): apt-get install sparse" -- "$d"
+	# a sparse that does not run at all
+	mkdir -p "$bin"
+	printf '#!/bin/sh\nexit 127\n' > "$bin/sparse"
+	chmod +x "$bin/sparse"
+	PATH=$bin:$PATH gate_must_stop "sparse does not run: $bin/sparse --version exited 127" -- "$d"
+	# one that answers --version, then fails on every file: the object
+	# builds without it, so sparse is the cause
+	printf '#!/bin/sh\n[ "$1" = --version ] && { echo 0.6.4; exit 0; }\necho "sparse: cannot run" >&2\nexit 127\n' > "$bin/sparse"
+	PATH=$bin:$PATH gate_must_stop "sparse fails on net/core/datagram.o on the base" -- "$d"
+}
+
+t_gate_checkpatch_crash() {
+	local d=$SCRATCH/q-cpcrash cp=$SCRATCH/checkpatch-crash
+	gate_queue "$d" 0001-good.patch
+	good_patch "$d" net/core/datagram.c
+	printf '#!/bin/sh\necho "Unescaped left brace in regex is illegal here" >&2\nexit 255\n' > "$cp"
+	chmod +x "$cp"
+	CHECKPATCH=$cp gate_must_stop "checkpatch.pl crashed on 0001-good.patch: Unescaped left brace" -- "$d"
+	# silent: no stderr, exit 0, no verdict
+	printf '#!/bin/sh\nexit 0\n' > "$cp"
+	CHECKPATCH=$cp gate_must_stop "checkpatch.pl crashed on 0001-good.patch: exit status 0, no verdict" -- "$d"
+	# a verdict that does not add up: "0 errors" and an ERROR line
+	printf '#!/bin/sh\necho "ERROR: trailing whitespace"\necho "total: 0 errors, 0 warnings, 3 lines checked"\n' > "$cp"
+	CHECKPATCH=$cp gate_must_stop "checkpatch.pl's verdict on 0001-good.patch does not add up" -- "$d"
+}
+
+# gate --checkpatch: the same checkpatch verdict (warnings must be
+# justified), nothing built
+t_gate_checkpatch_only() {
+	local d=$SCRATCH/q-cponly f=net/core/datagram.c
+	gate_queue "$d" 0001-good.patch 0002-long.patch
+	good_patch "$d" $f
+	sed 's|^/\* gate self-test: a good line \*/|&\n/* gate self-test: a comment line that is far longer than the eighty columns checkpatch.pl allows */|' "$SCRATCH/v1" > "$SCRATCH/v2"
+	mkpatch "$d/0002-long.patch" $f "net: an unjustified warning" "$SCRATCH/v1" "$SCRATCH/v2"
+	if gate_run "$d" --checkpatch; then echo "    gate --checkpatch passed an unjustified warning"; return 1; fi
+	grep -q "regressions in: 0002-long.patch$" "$SCRATCH/gate.out"
+	grep -qE "^0001-good.patch +0 +0 +0$" "$SCRATCH/gate.out"
+	grep -qE "^0002-long.patch +0 +1 +1$" "$SCRATCH/gate.out"
+	grep -q "0002-long.patch: unjustified WARNING: line over 80 characters" "$SCRATCH/gate.out"
+	if grep -qE "baseline|preparing|allmodconfig" "$SCRATCH/gate.out"; then
+		echo "    gate --checkpatch built objects"
+		return 1
+	fi
+}
+
+# scripts/check-objects compiles in the gate's object tree, the one
+# allmodconfig tree, and classifies as the gate does
+t_check_objects() {
+	local out rc=0 tree=$BUILD_DIR/gate
+	touch "$SCRATCH/mark"
+	sleep 1
+	out=$(scripts/check-objects net/core/datagram.c drivers/net/greth.c 2>&1) || rc=$?
+	echo "$out" | sed 's/^/    /'
+	[ $rc = 0 ]
+	grep -qE "^ok +net/core/datagram.c$" <<<"$out"
+	grep -qE "^not-on-x86 +drivers/net/greth.c \(CONFIG_GRETH off in this allmodconfig\)$" <<<"$out"
+	grep -qx "summary: 1 ok, 0 fail, 1 not-on-x86, 0 not-alone" <<<"$out"
+	if [ ! "$tree/obj-allmod/net/core/datagram.o" -nt "$SCRATCH/mark" ]; then
+		echo "    check-objects did not build in the gate's object tree $tree/obj-allmod"
+		return 1
+	fi
+}
+
 register gate-catches-style-error t_gate_style_error
 register gate-catches-build-break t_gate_build_break
 register gate-catches-sparse-warning t_gate_sparse
+register gate-stops-without-sparse t_gate_no_sparse
+register gate-stops-on-checkpatch-crash t_gate_checkpatch_crash
+register gate-checkpatch-only t_gate_checkpatch_only
+# the real series last: the self-tests' queues share its work tree
 register gate-series t_gate_series
+register check-objects-gate-tree t_check_objects
 
 t_mbox() {
 	local d=$SCRATCH/q-mbox f=net/core/datagram.c mbox
@@ -110,7 +205,10 @@ t_mbox() {
 	# threaded: both patches answer the cover letter's Message-Id
 	local id
 	id=$(sed -n '1,/^$/s/^Message-Id: //p' "$mbox" | head -n 1)
-	[ -n "$id" ] && [ "$(grep -c "^In-Reply-To: $id" "$mbox")" = 2 ]
+	# one assertion per line: under set -e, "[ a ] && [ b ]" with a false
+	# [ a ] does not stop the test (the id was not checked)
+	[ -n "$id" ]
+	[ "$(grep -c "^In-Reply-To: $id" "$mbox")" = 2 ]
 	echo "mbox: 3 messages, threaded on $id"
 }
 register mbox-export t_mbox
