@@ -137,6 +137,14 @@ wire_covers() {
 	return 0
 }
 
+# variant_kernel VARIANT: the bzImage of VARIANT: $KERNEL_<VARIANT> if set
+# (e.g. KERNEL_SERIES, so a caller that built it need not build again),
+# else built by scripts/build-kernel. Fails if the build fails.
+variant_kernel() {
+	local k=KERNEL_${1^^}
+	if [ -n "${!k:-}" ]; then echo "${!k}"; else "$TOP/scripts/build-kernel" "$1"; fi
+}
+
 # kmemleak_ok GUESTKV: the guest's kmemleak report is clean. With DEBUG=1
 # (configs/debug.config has kmemleak) the count must be there and be 0: a
 # missing count means kmemleak did not run, which is no clean report.
