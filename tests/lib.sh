@@ -39,7 +39,7 @@ leftovers() {
 	local p me
 	me=$(readlink /proc/self/ns/net)
 	ps -eo pid=,stat=,comm= | while read -r p st c; do
-		case $c in ganesha.nfsd | tcpsink | discard | qemu-system-x86*) ;; *) continue ;; esac
+		case $c in ganesha.nfsd | tcpsink | discard | udpsource | qemu-system-x86*) ;; *) continue ;; esac
 		case $st in Z*) continue ;; esac # gone, not yet reaped
 		[ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$me" ] || continue
 		echo "$p:$c"

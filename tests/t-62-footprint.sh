@@ -1,0 +1,45 @@
+# The series costs nothing in memory where no destructor is used: the
+# structures every skb carries keep vanilla's size, and a received frame
+# takes the same slab memory.
+# shellcheck shell=bash
+
+# bench-sizes, every row: skb_frag_t and the slab objects behind skb heads
+# exactly vanilla's; skb_shared_info and the kmalloc sizes at most 8 bytes
+# more (the [footprint] goal).
+t_footprint_sizes() {
+	local v s bad=0 q a b
+	v=$(kernel_of vanilla)
+	s=$(kernel_of series)
+	[ -s "$v" ] && [ -s "$s" ]
+	scripts/bench-sizes >/dev/null
+	while IFS=$'\t' read -r q a b _; do
+		[ "$q" != quantity ] || continue
+		case $q in
+		sizeof_skb_shared_info | tcp_head_kmalloc | rx1536_head_kmalloc)
+			[ "$b" -le $((a + 8)) ] || { echo "    $q: series $b > vanilla $a + 8"; bad=1; } ;;
+		*) [ "$b" = "$a" ] || { echo "    $q: series $b, vanilla $a"; bad=1; } ;;
+		esac
+	done < "$BUILD_DIR/results/bench-sizes.tsv"
+	grep -q '^rx1536_head_slab_object' "$BUILD_DIR/results/bench-sizes.tsv" ||
+		{ echo "    bench-sizes has no rx1536_head_slab_object row"; bad=1; }
+	return $bad
+}
+register footprint-sizes t_footprint_sizes
+
+# A received frame on e1000 (1522-byte receive buffers) costs the series
+# what it costs vanilla in slab memory, measured in the guest: 2000 UDP
+# datagrams kept queued, the growth of Slab per datagram.
+t_footprint_rx_slab() {
+	local v s a b
+	v=$(kernel_of vanilla)
+	s=$(kernel_of series)
+	KERNEL_VANILLA=$v KERNEL_SERIES=$s RXMEM_NICS=e1000 FRAMES=2000 scripts/rxmem 1 >/dev/null
+	a=$(awk -F'\t' '$2 == "vanilla" { print $5 }' "$BUILD_DIR/results/rxmem.tsv")
+	b=$(awk -F'\t' '$2 == "series" { print $5 }' "$BUILD_DIR/results/rxmem.tsv")
+	echo "slab bytes per received frame: vanilla $a, series $b"
+	# the frames are really held: a 1400-byte datagram needs a 2 KiB head
+	[ "${a:-0}" -ge 2048 ] || { echo "    vanilla: $a bytes per frame, the frames were not kept"; return 1; }
+	awk -v a="$a" -v b="$b" 'BEGIN { exit !(b <= a * 1.05 && b >= a * 0.95) }' ||
+		{ echo "    series / vanilla = $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", b / a }'), want 1.00 +- 0.05"; return 1; }
+}
+register footprint-rx-slab t_footprint_rx_slab
