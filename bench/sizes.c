@@ -16,6 +16,13 @@ void kfrag_sizes(void)
 	KFRAG_SIZE(sizeof_skb_shared_info, sizeof(struct skb_shared_info));
 	KFRAG_SIZE(sizeof_sk_buff, sizeof(struct sk_buff));
 	KFRAG_SIZE(MAX_SKB_FRAGS, MAX_SKB_FRAGS);
+	/* the layout (pahole-style offsets) of the fragment and shinfo */
+	KFRAG_SIZE(offsetof_frag_page_offset, offsetof(skb_frag_t, page_offset));
+	KFRAG_SIZE(offsetof_frag_size, offsetof(skb_frag_t, size));
+	KFRAG_SIZE(offsetof_shinfo_dataref, offsetof(struct skb_shared_info, dataref));
+	KFRAG_SIZE(offsetof_shinfo_destructor_arg,
+		   offsetof(struct skb_shared_info, destructor_arg));
+	KFRAG_SIZE(offsetof_shinfo_frags, offsetof(struct skb_shared_info, frags));
 	/* the head tcp_sendpage() allocates: sk_stream_alloc_skb(sk, 0) */
 	KFRAG_SIZE(tcp_head_data, SKB_DATA_ALIGN(MAX_TCP_HEADER));
 	/* v3.1 truesize of that skb once 64 KiB of pages are attached */
