@@ -9,8 +9,10 @@ GUEST_TESTS   := $(patsubst guest/%.c,%,$(filter-out guest/init.c,$(wildcard gue
 GUEST_BINS    := $(BUILD_DIR)/initramfs/init $(GUEST_TESTS:%=$(BUILD_DIR)/initramfs/bin/kfrag-%)
 HOST_BINS     := $(patsubst host/%.c,$(BUILD_DIR)/host/%,$(wildcard host/*.c))
 HEADERS       := $(wildcard common/*.h guest/*.h)
+# QEMU TCG plugin: guest instruction counts (scripts/vmrun VM_INSNCOUNT)
+PLUGIN        := $(BUILD_DIR)/qemu-plugin/insncount.so
 
-.PHONY: all deps demo test kernels initramfs host clean bench faults faults-debug acceptance soak
+.PHONY: all deps demo test kernels initramfs host plugin clean bench faults faults-debug acceptance soak
 all: initramfs host
 
 deps:
@@ -50,6 +52,12 @@ $(BUILD_DIR)/host/%: host/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -o $@ $< $(LDLIBS_$*)
 
+# a shared object QEMU dlopen()s; the API it calls is resolved from the
+# qemu-system binary at load time
+$(PLUGIN): qemu-plugin/insncount.c qemu-plugin/qemu-plugin-api.h common/insnmark.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -shared -fPIC -fvisibility=hidden -o $@ $< -lpthread
+
 # the red test's oracles and their test-capture generator read/write pcap
 LDLIBS_wire-oracle := -lpcap
 LDLIBS_mkfixture := -lpcap
@@ -60,7 +68,8 @@ $(BUILD_DIR)/initramfs.cpio.gz: $(GUEST_BINS)
 	mv $@.tmp $@
 
 initramfs: $(BUILD_DIR)/initramfs.cpio.gz
-host: $(HOST_BINS)
+host: $(HOST_BINS) $(PLUGIN)
+plugin: $(PLUGIN)
 
 clean:
-	rm -rf $(BUILD_DIR)/initramfs $(BUILD_DIR)/initramfs.cpio.gz $(BUILD_DIR)/host $(BUILD_DIR)/logs
+	rm -rf $(BUILD_DIR)/initramfs $(BUILD_DIR)/initramfs.cpio.gz $(BUILD_DIR)/host $(BUILD_DIR)/qemu-plugin $(BUILD_DIR)/logs

@@ -74,6 +74,11 @@
  * (unless KFRAG_ERRORS_OK) or none completed; 6 a writer could not be
  * started, died of a signal we did not send, or exited non-zero otherwise
  * than after a failed write.
+ *
+ * The writers' run, from before the first fork to the end of the drain (the
+ * span of cpu_busy_pct), is window 1 of the instruction counter
+ * (common/insnmark.h): scripts/vmrun VM_INSNCOUNT reports it as
+ * redtest.insns, every guest instruction meanwhile on every vCPU.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -90,6 +95,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/insnmark.h"
 #include "../common/stamp.h"
 #include "cpustat.h"
 #include "dtortrace.h"
@@ -513,7 +519,10 @@ int main(void)
 		kv_error("mmap failed");
 		return 5;
 	}
+	printf("KFRAG-KV: insnwin.1=redtest\n");
+	fflush(stdout);
 	cpu_sample(&busy0, &total0, &ctxt0);
+	KFRAG_INSN_START(1);
 	t0 = now_us();
 	end_us = t0 + (uint64_t)secs * 1000000;
 	fflush(stdout);
@@ -615,6 +624,7 @@ int main(void)
 	drain_end = now_us();
 	drain_ms = stopped && drain_end > end_us ? (drain_end - end_us) / 1000 : 0;
 	wall = drain_end - t0;
+	KFRAG_INSN_STOP(1);
 	cpu_sample(&busy1, &total1, &ctxt1);
 	/*
 	 * a writer still alive after the drain is hung, in write() or not

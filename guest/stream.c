@@ -6,8 +6,14 @@
  * Runs the four cases one after another, KFRAG_SECS seconds each, and
  * reports per case:  KFRAG-KV: stream.<target>.<mode>.mbps=...
  *                    KFRAG-KV: stream.<target>.<mode>.cpu_pct=...
+ *                    KFRAG-KV: stream.<target>.<mode>.bytes=...
  * (cpu_pct: the guest's busy share of all CPU time, from /proc/stat; it
  * includes softirq work, which per-process accounting would miss).
+ *
+ * Each case is a window of the instruction counter (common/insnmark.h;
+ * scripts/vmrun VM_INSNCOUNT reports stream.<target>.<mode>.insns): from
+ * the first byte sent until the receiver has read the last one and closed
+ * (the drain after SHUT_WR is outside the MB/s figure, inside the count).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -24,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../common/insnmark.h"
 #include "../common/pattern.h"
 #include "cpustat.h"
 
@@ -81,10 +88,26 @@ static int loopback_sink(pid_t *pid)
 	return ntohs(sa.sin_port);
 }
 
-static int run(const char *target, const char *mode, const char *host, int port,
+/* the window of case i (0-3): ids 1-4; the id must be a constant */
+static void mark(int i, int start)
+{
+	switch (i * 2 + !start) {
+	case 0: KFRAG_INSN_START(1); break;
+	case 1: KFRAG_INSN_STOP(1); break;
+	case 2: KFRAG_INSN_START(2); break;
+	case 3: KFRAG_INSN_STOP(2); break;
+	case 4: KFRAG_INSN_START(3); break;
+	case 5: KFRAG_INSN_STOP(3); break;
+	case 6: KFRAG_INSN_START(4); break;
+	case 7: KFRAG_INSN_STOP(4); break;
+	}
+}
+
+static int run(int win, const char *target, const char *mode, const char *host, int port,
 	       int file, double secs)
 {
 	static char buf[CHUNK];
+	struct timeval tmo = { .tv_sec = 30 };
 	unsigned long long b0, t0, b1, t1, bytes = 0;
 	double start, el;
 	off_t off = 0;
@@ -93,8 +116,11 @@ static int run(const char *target, const char *mode, const char *host, int port,
 	if (s < 0)
 		return 1;
 	kfrag_pattern(7, 0, buf, sizeof(buf));
+	printf("KFRAG-KV: insnwin.%d=stream.%s.%s\n", win + 1, target, mode);
+	fflush(stdout);
 	cpu_sample(&b0, &t0, NULL);
 	start = now();
+	mark(win, 1);
 	do {
 		ssize_t n;
 
@@ -115,9 +141,15 @@ static int run(const char *target, const char *mode, const char *host, int port,
 		bytes += n;
 	} while (now() - start < secs);
 	shutdown(s, SHUT_WR);
-	close(s);
 	el = now() - start;
 	cpu_sample(&b1, &t1, NULL);
+	/* the receiver closes at EOF: then every byte sent was processed */
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo));
+	while (read(s, buf, sizeof(buf)) > 0)
+		;
+	mark(win, 0);
+	close(s);
+	printf("KFRAG-KV: stream.%s.%s.bytes=%llu\n", target, mode, bytes);
 	printf("KFRAG-KV: stream.%s.%s.mbps=%.1f\n", target, mode, bytes / el / 1e6);
 	printf("KFRAG-KV: stream.%s.%s.cpu_pct=%.1f\n", target, mode,
 	       t1 > t0 ? 100.0 * (b1 - b0) / (t1 - t0) : 0.0);
@@ -149,8 +181,8 @@ int main(void)
 		return 2;
 	}
 	for (i = 0; i < 2; i++) {
-		rc |= run("host", modes[i], host, port, f, secs);
-		rc |= run("lo", modes[i], "127.0.0.1", lport, f, secs);
+		rc |= run(2 * i, "host", modes[i], host, port, f, secs);
+		rc |= run(2 * i + 1, "lo", modes[i], "127.0.0.1", lport, f, secs);
 	}
 	kill(sink, SIGKILL);
 	return rc;

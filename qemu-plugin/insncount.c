@@ -1,0 +1,250 @@
+/*
+ * insncount: a QEMU TCG plugin that counts the guest instructions executed,
+ * in total, per vCPU and inside measurement windows the guest marks itself
+ * (common/insnmark.h), and writes the counts to a file.
+ *
+ *   qemu-system-x86_64 -plugin insncount.so,out=FILE[,mode=auto|inline|tb] ...
+ *
+ * Counting. When QEMU translates a block of guest code (a TB), the plugin
+ * attaches "add the block's instruction count" to the block's entry:
+ *   inline  an add to one 64-bit counter, emitted into the translated code
+ *           (a load, an add, a store per block: the cheapest way to count);
+ *   tb      a call into the plugin per block, which adds to the counter of
+ *           the vCPU that runs it: per-vCPU counts, and no lost updates when
+ *           several vCPU threads run at once (MTTCG). Costs a helper call per
+ *           block.
+ * auto (the default) takes inline when the machine starts with one vCPU
+ * (scripts/vmrun's TCG default: -smp 1,maxcpus=2) and tb otherwise: QEMU
+ * 7.2's inline operations all add to the same address, whatever the vCPU,
+ * and with two vCPU threads the unlocked add would lose counts. Should a
+ * second vCPU come up in inline mode (hotplug), the file says so
+ * (warning=...), and scripts/vmrun fails the run.
+ *
+ * A block is counted when it starts; if an exception (a page fault) leaves
+ * it early, the instructions after the faulting one are counted although
+ * they did not run, and the block is entered again later. That inflates a
+ * count by the number of instructions after faulting ones: deterministic
+ * for a deterministic workload, and a few per fault.
+ *
+ * Windows. A marker instruction (a NOP with a magic displacement, see
+ * common/insnmark.h) is recognised by its bytes at translation time; the
+ * plugin attaches a callback to that one instruction. At START <id> it
+ * notes the counters, at STOP <id> it writes the difference: the
+ * instructions executed strictly between the two markers on every vCPU. As
+ * the block's count was added at its entry, the callback subtracts the
+ * instructions of the block from the marker on, which have not run yet:
+ * the window is exact to the instruction, whatever the block boundaries.
+ *
+ * The file (KEY=VALUE lines; scripts/vmrun reads it):
+ *   mode=inline|tb  vcpus=<max vCPUs>
+ *   window.<id>.insns=N, window.<id>.vcpu<k>=N   at each STOP
+ *   window.<id>.error=...                        STOP without START
+ *   warning=...                                  counts not to be trusted
+ *   total.insns=N, total.vcpu<k>=N               at QEMU's exit
+ * (in inline mode there is one counter: vcpu0 stands for all vCPUs).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/insnmark.h"
+#include "qemu-plugin-api.h"
+
+KFRAG_PLUGIN_EXPORT int qemu_plugin_version = KFRAG_PLUGIN_API_VERSION;
+
+#define NWIN 256
+#define MAXTBINSNS 0xffff
+
+/* one per vCPU, a cache line each: the vCPU threads do not share lines */
+struct counter {
+	uint64_t n;
+	char pad[64 - sizeof(uint64_t)];
+};
+
+static struct counter *ctr;     /* [nslots]; inline mode uses ctr[0] only */
+static unsigned nslots;         /* max vCPUs */
+static int inline_mode;
+static unsigned vcpus_seen;     /* highest vCPU index + 1 */
+static FILE *out;
+static const char *out_path;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct window {
+	int open;
+	uint64_t *start;        /* [nslots] */
+} win[NWIN];
+
+static uint64_t get(unsigned k)
+{
+	return __atomic_load_n(&ctr[k].n, __ATOMIC_RELAXED);
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!out)
+		return;
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
+	fflush(out);
+}
+
+/* tb mode: a block starts on vCPU vcpu; udata is its instruction count */
+static void tb_exec(unsigned int vcpu, void *udata)
+{
+	if (vcpu < nslots)
+		__atomic_store_n(&ctr[vcpu].n, ctr[vcpu].n + (uintptr_t)udata, __ATOMIC_RELAXED);
+}
+
+/*
+ * a marker is about to run on vCPU vcpu. udata: op | id << 8 | ahead << 16,
+ * ahead = instructions of its block from the marker on (already counted at
+ * the block's entry, not yet run)
+ */
+static void marker_exec(unsigned int vcpu, void *udata)
+{
+	uintptr_t u = (uintptr_t)udata;
+	unsigned op = u & 0xff, id = (u >> 8) & 0xff, k;
+	uint64_t ahead = u >> 16, now[nslots], sum = 0;
+
+	pthread_mutex_lock(&lock);
+	for (k = 0; k < nslots; k++)
+		now[k] = get(k);
+	/*
+	 * up to and including START, up to but excluding STOP: the window is
+	 * what runs between the two
+	 */
+	k = inline_mode ? 0 : vcpu;
+	if (k < nslots)
+		now[k] -= op == KFRAG_INSN_OP_START ? ahead - 1 : ahead;
+	if (op == KFRAG_INSN_OP_START) {
+		memcpy(win[id].start, now, sizeof(now));
+		win[id].open = 1;
+	} else if (!win[id].open) {
+		say("window.%u.error=STOP without START (vCPU %u)\n", id, vcpu);
+	} else {
+		for (k = 0; k < nslots; k++)
+			sum += now[k] - win[id].start[k];
+		say("window.%u.insns=%" PRIu64 "\n", id, sum);
+		for (k = 0; k < (inline_mode ? 1 : vcpus_seen); k++)
+			say("window.%u.vcpu%u=%" PRIu64 "\n", id, k, now[k] - win[id].start[k]);
+		win[id].open = 0;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb), i;
+
+	(void)id;
+	if (inline_mode)
+		qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &ctr[0].n, n);
+	else
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS,
+						     (void *)(uintptr_t)n);
+	for (i = 0; i < n && n <= MAXTBINSNS; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		unsigned wid;
+		int op = kfrag_insn_marker(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn), &wid);
+
+		if (op)
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker_exec, QEMU_PLUGIN_CB_NO_REGS,
+				(void *)((uintptr_t)op | (uintptr_t)wid << 8 | (uintptr_t)(n - i) << 16));
+	}
+}
+
+static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
+{
+	(void)id;
+	pthread_mutex_lock(&lock);
+	if (vcpu + 1 > vcpus_seen)
+		vcpus_seen = vcpu + 1;
+	if (vcpu >= nslots)
+		say("warning=vCPU %u is beyond the %u counters: its instructions are not counted\n",
+		    vcpu, nslots);
+	else if (inline_mode && vcpu > 0)
+		say("warning=vCPU %u came up in inline mode: two vCPU threads add to one counter "
+		    "without a lock and lose counts (use mode=tb)\n", vcpu);
+	pthread_mutex_unlock(&lock);
+}
+
+static void at_exit(qemu_plugin_id_t id, void *p)
+{
+	uint64_t sum = 0;
+	unsigned k;
+
+	(void)id, (void)p;
+	pthread_mutex_lock(&lock);
+	for (k = 0; k < nslots; k++)
+		sum += get(k);
+	say("total.insns=%" PRIu64 "\n", sum);
+	for (k = 0; k < (inline_mode ? 1 : vcpus_seen); k++)
+		say("total.vcpu%u=%" PRIu64 "\n", k, get(k));
+	for (k = 0; k < NWIN; k++)
+		if (win[k].open)
+			say("window.%u.error=START without STOP\n", k);
+	fclose(out);
+	out = NULL;
+	pthread_mutex_unlock(&lock);
+}
+
+/* errors go to stderr, which QEMU leaves in vmrun's .qemu log */
+static int fail(const char *why, const char *fix)
+{
+	fprintf(stderr, "insncount: %s\n  fix: %s\n", why, fix);
+	return -1;
+}
+
+KFRAG_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+					    int argc, char **argv)
+{
+	const char *mode = "auto";
+	int i;
+	unsigned k;
+
+	for (i = 0; i < argc; i++) {
+		if (!strncmp(argv[i], "out=", 4))
+			out_path = argv[i] + 4;
+		else if (!strncmp(argv[i], "mode=", 5))
+			mode = argv[i] + 5;
+		else
+			return fail(argv[i], "arguments: out=FILE (required), mode=auto|inline|tb");
+	}
+	if (!out_path || !*out_path)
+		return fail("no output file", "-plugin insncount.so,out=FILE");
+	if (!info->system_emulation || strcmp(info->target_name, "x86_64"))
+		return fail("not x86_64 system emulation",
+			    "the markers are x86 instructions: use qemu-system-x86_64");
+	if (!strcmp(mode, "auto"))
+		inline_mode = info->system.smp_vcpus == 1;
+	else if (!strcmp(mode, "inline") || !strcmp(mode, "tb"))
+		inline_mode = !strcmp(mode, "inline");
+	else
+		return fail(mode, "mode=auto|inline|tb");
+	nslots = info->system.max_vcpus > 0 ? info->system.max_vcpus : 1;
+	ctr = aligned_alloc(64, sizeof(*ctr) * nslots);
+	if (!ctr)
+		return fail("out of memory", "fewer vCPUs");
+	memset(ctr, 0, sizeof(*ctr) * nslots);
+	for (k = 0; k < NWIN; k++)
+		if (!(win[k].start = calloc(nslots, sizeof(uint64_t))))
+			return fail("out of memory", "fewer vCPUs");
+	out = fopen(out_path, "w");
+	if (!out) {
+		fprintf(stderr, "insncount: cannot write %s: %s\n", out_path, strerror(errno));
+		return -1;
+	}
+	say("mode=%s\nvcpus=%u\n", inline_mode ? "inline" : "tb", nslots);
+	qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+	return 0;
+}
