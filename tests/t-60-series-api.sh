@@ -105,6 +105,44 @@ t_frag_cocci_converts() {
 	grep -q 'skb_frag_ref(skb, i)' "$SCRATCH/conv/skbuff.c"
 }
 
+# The hand-edit check (scripts/check-handedits): on the series, every
+# hunk the semantic patch does not write is named under "Hand-edited:"
+# in its patch's message, and et131x's is not among them (the semantic
+# patch maps &frags[i - 1]). Then on a copy of the queue: an altered hunk
+# (et131x mapping frags, i.e. fragment 0, as the series once did) is
+# flagged and named; named under Hand-edited: it passes; a file named
+# there that the patch does not hand-edit is flagged as stale.
+t_handedits() {
+	local q=$SCRATCH/q-hand p out et=drivers/staging/et131x/et1310_tx.c
+	command -v spatch >/dev/null || { echo "    spatch missing (scripts/deps installs coccinelle)"; return 1; }
+	export HANDEDITS_CACHE=$BUILD_DIR/handedits/cache
+	out=$(HANDEDITS_DIR=$SCRATCH/he scripts/check-handedits) || { echo "$out" | sed 's/^/    /' | tail -20; return 1; }
+	echo "    $(tail -n 1 <<<"$out")"
+	grep -q ' 0 unjustified, 0 stale ' <<<"$out"
+	if grep -q "$et" <<<"$out"; then echo "    $et is hand-edited"; return 1; fi
+	grep -q '^+.*skb_frag_dma_map(&etdev->pdev->dev, &frags\[i - 1\],$' patches/0019-*.patch ||
+		{ echo "    et131x does not map &frags[i - 1]"; return 1; }
+
+	rm -rf "$q"
+	cp -r patches "$q"
+	p=$(cd "$q" && ls 0019-*.patch)
+	sed -i -e 's/^+\(\t*    skb_frag_dma_map(&etdev->pdev->dev, \)&frags\[i - 1\],$/+\1frags, 0,/' \
+		-e 's/^+\(\t*     \)0, \(frags\[i - 1\]\.size,\)$/+\1\2/' "$q/$p"
+	grep -q '^+.*skb_frag_dma_map(&etdev->pdev->dev, frags, 0,$' "$q/$p" || { echo "    could not alter $p"; return 1; }
+	expect_fail "$p:" "$et" "UNJUSTIFIED" "1 unjustified" "+			    skb_frag_dma_map(&etdev->pdev->dev, frags, 0," -- \
+		env PATCHES_DIR="$q" HANDEDITS_DIR="$SCRATCH/he" scripts/check-handedits "$p"
+
+	# named, it is justified
+	sed -i '0,/^Signed-off-by:/s//Hand-edited:\n- '"${et//\//\\/}"': maps fragment 0 (test).\n\n&/' "$q/$p"
+	PATCHES_DIR=$q HANDEDITS_DIR=$SCRATCH/he scripts/check-handedits "$p" | tail -n 1 | grep -q ' 0 unjustified, 0 stale '
+
+	# a file named that the patch does not hand-edit
+	sed -i 's/^- '"${et//\//\\/}"': maps fragment 0 (test)\.$/&\n- drivers\/staging\/hv\/netvsc_drv.c: (test)/' "$q/$p"
+	expect_fail "drivers/staging/hv/netvsc_drv.c" "STALE" "1 stale" -- \
+		env PATCHES_DIR="$q" HANDEDITS_DIR="$SCRATCH/he" scripts/check-handedits "$p"
+	echo "    altered et131x hunk flagged; named: passes; a stale name flagged"
+}
+
 # The gate's checkpatch column alone (scripts/gate --checkpatch): the
 # tree's checkpatch.pl, 0 errors, every warning justified in
 # patches/checkpatch.allow; nothing built.
@@ -115,4 +153,5 @@ t_series_checkpatch() {
 register frag-users-grep t_frag_users_grep
 register frag-users-cocci t_frag_users_cocci
 register frag-cocci-converts t_frag_cocci_converts
+register frag-handedits t_handedits
 register series-checkpatch t_series_checkpatch
