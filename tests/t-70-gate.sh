@@ -187,16 +187,39 @@ register gate-checkpatch-only t_gate_checkpatch_only
 register gate-series t_gate_series
 register check-objects-gate-tree t_check_objects
 
+# export-mbox's identity: git's, set for the test through git's
+# environment (GIT_CONFIG_COUNT outranks every config file)
+mbox_as() { # mbox_as NAME EMAIL CMD...
+	local n=$1 e=$2
+	shift 2
+	GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0="$n" \
+		GIT_CONFIG_KEY_1=user.email GIT_CONFIG_VALUE_1="$e" "$@"
+}
+
 t_mbox() {
-	local d=$SCRATCH/q-mbox f=net/core/datagram.c mbox
+	local d=$SCRATCH/q-mbox f=net/core/datagram.c mbox me="Mbox Tester <mbox.tester@example.org>"
+	local ian="Based on a patch by Ian Campbell <ian.campbell@citrix.com>"
 	gate_queue "$d" 0001-one.patch 0002-two.patch
 	cp patches/cover-letter "$d/"
+	printf '# test\nnet: second | %s # 2/2\n' "$ian" > "$d/credits"
 	base_blob $f > "$SCRATCH/v0"
 	sed 's|^EXPORT_SYMBOL(skb_recv_datagram);|&\n/* one */|' "$SCRATCH/v0" > "$SCRATCH/v1"
 	sed 's|^/\* one \*/|&\n/* two */|' "$SCRATCH/v1" > "$SCRATCH/v2"
 	mkpatch "$d/0001-one.patch" $f "net: first" "$SCRATCH/v0" "$SCRATCH/v1"
 	mkpatch "$d/0002-two.patch" $f "net: second" "$SCRATCH/v1" "$SCRATCH/v2"
-	mbox=$(PATCHES_DIR=$d BUILD_DIR=$GATE_SELFTEST scripts/export-mbox "$SCRATCH/mbox/s.mbox")
+
+	# placeholders and a missing identity are refused, naming the fix
+	expect_fail "placeholder" "git config --global user.name" -- \
+		mbox_as "skb-frag team" skb-frag@lists.invalid env PATCHES_DIR="$d" BUILD_DIR="$GATE_SELFTEST" scripts/export-mbox "$SCRATCH/mbox/s.mbox"
+	expect_fail "placeholder" "git config --global user.email" -- \
+		mbox_as "kfrag harness" harness@kfrag.invalid env PATCHES_DIR="$d" BUILD_DIR="$GATE_SELFTEST" scripts/export-mbox "$SCRATCH/mbox/s.mbox"
+	expect_fail "no identity" "git config --global user.name" -- \
+		env HOME="$SCRATCH" XDG_CONFIG_HOME="$SCRATCH" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+		PATCHES_DIR="$d" BUILD_DIR="$GATE_SELFTEST" scripts/export-mbox "$SCRATCH/mbox/s.mbox"
+
+	mbox=$(mbox_as "Mbox Tester" mbox.tester@example.org env PATCHES_DIR="$d" BUILD_DIR="$GATE_SELFTEST" \
+		scripts/export-mbox "$SCRATCH/mbox/s.mbox" 2> "$SCRATCH/mbox.err") ||
+		{ tail -n 5 "$SCRATCH/mbox.err" | sed 's/^/    | /'; return 1; }
 	[ "$(grep -c '^Subject: ' "$mbox")" = 3 ]
 	grep -q "^Subject: \[PATCH v3 0/2\] $(head -n 1 patches/cover-letter)$" "$mbox"
 	grep -q '^Subject: \[PATCH v3 2/2\] net: second$' "$mbox"
@@ -209,6 +232,22 @@ t_mbox() {
 	# [ a ] does not stop the test (the id was not checked)
 	[ -n "$id" ]
 	[ "$(grep -c "^In-Reply-To: $id" "$mbox")" = 2 ]
-	echo "mbox: 3 messages, threaded on $id"
+	# from and signed off by the runner, the placeholder sign-offs gone
+	[ "$(grep -c "^From: $me$" "$mbox")" = 3 ]
+	[ "$(grep -c "^Signed-off-by: $me$" "$mbox")" = 2 ]
+	if grep -q '\.invalid' "$mbox"; then echo "    a placeholder is left:"; grep -n '\.invalid' "$mbox" | head -3; return 1; fi
+	# the credit, in 2/2 only, above the sign-off
+	[ "$(grep -c "^$ian$" "$mbox")" = 1 ]
+	sed -n '/^Subject: \[PATCH v3 2\/2\]/,/^---$/p' "$mbox" | grep -A2 "^$ian$" | grep -q "^Signed-off-by: $me$"
+	# each patch carries get_maintainer.pl's Cc list (datagram.c: netdev, davem)
+	[ "$(sed -n '/^Cc: /,/^$/p' "$mbox" | grep -c 'netdev@vger.kernel.org')" = 3 ]
+	[ "$(grep -c '^Cc: "David S. Miller" <davem@davemloft.net>,$' "$mbox")" = 2 ]
+	# git am of the patches onto v3.1 + base gives the series' tree
+	grep -q "git am of the mbox onto v3.1 + base: the series' tree" "$SCRATCH/mbox.err"
+	# a credit for a patch the series does not have stops the export
+	printf 'net: third | %s\n' "$ian" >> "$d/credits"
+	expect_fail "credits a patch the series does not have: 'net: third'" -- \
+		mbox_as "Mbox Tester" mbox.tester@example.org env PATCHES_DIR="$d" BUILD_DIR="$GATE_SELFTEST" scripts/export-mbox "$SCRATCH/mbox/s.mbox"
+	echo "mbox: 3 messages, threaded on $id, from $me, Cc'd, git am gives the series"
 }
 register mbox-export t_mbox
