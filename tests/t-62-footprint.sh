@@ -43,3 +43,28 @@ t_footprint_rx_slab() {
 		{ echo "    series / vanilla = $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", b / a }'), want 1.00 +- 0.05"; return 1; }
 }
 register footprint-rx-slab t_footprint_rx_slab
+
+# The tagged page word is read only from filled fragments: corked UDP
+# datagrams larger than the MTU, appended in pieces on e1000 (scatter-
+# gather), made __ip_append_data() hand skb_frag_page() the word before
+# frags[0] of an skb without fragments; the series oopsed within a few
+# rounds (kernel of 2026-12-04 10:34, before the fix in "net: add support
+# for per-paged-fragment destructors"). Vanilla beside it. vmrun fails a
+# run on any oops; the IP fragments counted prove the datagrams were
+# larger than the MTU.
+t_footprint_udp_cork() {
+	local v img out bad=0
+	for v in vanilla series; do
+		img=$(kernel_of $v) || return 1
+		out=$SCRATCH/udpcork-$v
+		VM_NET=user VM_NIC=e1000 VM_LOG=$out.log VM_TIMEOUT=120 \
+			scripts/vmrun "$img" udpcork kfrag.host=10.0.2.2 kfrag.rounds=500 > "$out.kv" ||
+			{ echo "    $v: the guest failed (log: $out.log)"; grep -m3 'BUG\|Oops\|RIP' "$out.log"; bad=1; continue; }
+		echo "$v: $(kvget udpcork.rounds "$out.kv") rounds, $(kvget udpcork.fragcreates "$out.kv") IP fragments"
+		[ "$(kvget udpcork.rounds "$out.kv")" = 500 ] &&
+			[ "$(kvget udpcork.fragcreates "$out.kv")" -ge 1000 ] ||
+			{ echo "    $v: not every round was sent as fragments ($out.kv)"; bad=1; }
+	done
+	return $bad
+}
+register footprint-udp-cork t_footprint_udp_cork
