@@ -54,6 +54,7 @@ register footprint-rx-slab t_footprint_rx_slab
 # larger than the MTU.
 t_footprint_udp_cork() {
 	local v img out bad=0
+	make -s initramfs || return 1
 	for v in vanilla series; do
 		img=$(kernel_of $v) || return 1
 		out=$SCRATCH/udpcork-$v
