@@ -239,13 +239,20 @@ t_redtest_series_default() {
 # UDP, one frame per WRITE: netem's duplicates, delayed by jitter past the
 # write's COMMIT, carry the buffer's next contents on vanilla; not on the
 # series (the duplicate holds a destructor reference).
+# Vanilla poisons in most 20 s UDP runs (e.g. 20 in 1172 writes); on a
+# loaded host fewer writes go out (584, 0 poisoned, seen with a second
+# job on the 2 cores), so vanilla gets a second run before the test
+# concludes that it shows nothing. The series gets one: it must be clean.
 t_redtest_udp() {
-	local p
-	redtest_run vanilla default udp
-	p=$(kvget poisoned "$R/wire.kv")
-	echo "vanilla, default profile, UDP: $(kvget writes "$R/guest.kv") writes, $p poisoned," \
-		"$(kvget corrupted "$R/disk.kv") corrupted blocks"
-	[ "${p:-0}" -gt 0 ] || { echo "    vanilla gave no poisoned transmission over UDP"; return 1; }
+	local p try
+	for try in 1 2; do
+		redtest_run vanilla default udp
+		p=$(kvget poisoned "$R/wire.kv")
+		echo "vanilla, default profile, UDP, run $try: $(kvget writes "$R/guest.kv") writes, $p poisoned," \
+			"$(kvget corrupted "$R/disk.kv") corrupted blocks"
+		[ "${p:-0}" -eq 0 ] || break
+	done
+	[ "${p:-0}" -gt 0 ] || { echo "    vanilla gave no poisoned transmission over UDP in two runs"; return 1; }
 	redtest_run series default udp
 	want poisoned 0 "$R/wire.kv"
 	want corrupted 0 "$R/disk.kv"
