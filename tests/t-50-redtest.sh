@@ -137,7 +137,7 @@ t_redtest_vanilla_default() {
 # Vanilla v3.1 itself can stall a clean TCP run: its xs_nospace() race
 # takes a WRITE for sent when the socket drained at the wrong moment, and
 # the reconnect after the resulting close retries a port in TIME_WAIT
-# (fixed in the series by patches 0026 and 0027). Such a run tests
+# (fixed in the series by patches 0043 and 0044). Such a run tests
 # nothing: it is run once more, and the test says so.
 t_redtest_vanilla_clean() {
 	local rc=0
@@ -281,7 +281,7 @@ register redtest-udp-vanilla-poisons-series-clean t_redtest_udp
 # An isolated write on an idle link completes (no waiting for the next
 # packet): virtio-net with offloads (tap backend), NFS over UDP with
 # 1 KiB WRITEs - the last WRITE of each write() is the last packet sent
-# until the write completes. Vanilla beside the series; before patch 0025
+# until the write completes. Vanilla beside the series; before patch 0042
 # the series took ~1.7 s per write here (the RPC timer), vanilla ~3 ms.
 t_isolated_write() {
 	local v p99 max writes img

@@ -1,7 +1,7 @@
 # The ways out of an NFS call (scripts/exits): a SIGKILLed SYMLINK on a
 # dead link, vanilla beside the series, on 1 and 2 vCPUs. The series
 # froze a 1-vCPU guest here (a killed task spinning in rpc_exit_task)
-# and kept the process 60 s+ on 2 vCPUs, until patch 0028 let a killed
+# and kept the process 60 s+ on 2 vCPUs, until patch 0045 let a killed
 # task leave its pages to the stack.
 # shellcheck shell=bash
 
