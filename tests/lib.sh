@@ -10,6 +10,9 @@ trap 'rm -rf "$SCRATCH"' EXIT
 # register NAME FUNCTION: add a test, run in that order.
 register() { TESTS+=("$1:$2"); }
 
+# base_blob PATH: the v3.1 content of a file of the kernel tree
+base_blob() { git --git-dir="$(scripts/import-base)" show "refs/heads/v3.1-base:$1"; }
+
 # Assertions: each prints why it failed, and makes the test fail.
 expect_fail() { # expect_fail "TEXT..." -- CMD...: CMD must fail and say every TEXT
 	local texts=() out rc=0 t

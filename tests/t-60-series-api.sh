@@ -144,7 +144,7 @@ t_frag_cocci_converts() {
 # not supported"), so this fails without the base patch. Not the whole
 # kernel: that takes hours.
 t_coccicheck_report() {
-	local src van t=$SCRATCH/cc out rc=0 nrep=0 nskip=0 f ctl want got conv
+	local src van t=$SCRATCH/cc out rc=0 nrep=0 nskip=0 f ctl ctlre want got conv
 	local modere='^virtual[[:space:]]+(.*[^[:alnum:]_])?report([^[:alnum:]_]|$)'
 	src=$(scripts/prepare-tree series)
 	van=$(scripts/prepare-tree vanilla)
@@ -155,6 +155,7 @@ t_coccicheck_report() {
 	cp -r "$src/include" "$t/"
 	cp -r "$src/net/core" "$t/net/"
 	ctl="drivers/net/mlx4/en_rx.c drivers/net/sky2.c"
+	ctlre="/($(sed 's/\./\\./g; s/ /|/g' <<<"$ctl")):"
 	for f in $ctl; do
 		mkdir -p "$t/$(dirname "$f")"
 		cp "$van/$f" "$t/$f"
@@ -173,20 +174,20 @@ t_coccicheck_report() {
 	# the control: the checker's reports in the v3.1 drivers, one per use
 	# the grep counter (scripts/count-frag-users, sharing nothing with it) finds
 	want=$(scripts/count-frag-users -l "$van" | awk -v c=" $ctl " 'NF == 2 && index(c, " " $2 " ") { n += $1 } END { print n + 0 }')
-	got=$(grep 'use the skb_frag_\* accessors, not' <<<"$out" | grep -cE '/drivers/net/(mlx4/en_rx|sky2)\.c:' || true)
-	conv=$(grep 'convertible to the skb_frag_\* accessors' <<<"$out" | grep -cE '/drivers/net/(mlx4/en_rx|sky2)\.c:' || true)
+	got=$(grep 'use the skb_frag_\* accessors, not' <<<"$out" | grep -cE "$ctlre" || true)
+	conv=$(grep 'convertible to the skb_frag_\* accessors' <<<"$out" | grep -cE "$ctlre" || true)
 	if [ "$want" = 0 ] || [ "$got" != "$want" ] || [ "$conv" != "$want" ]; then
 		echo "    in the v3.1 control drivers the checker reported $got direct uses and the converter $conv; the grep counter finds $want"
 		return 1
 	fi
-	if grep 'skb_frag_\* accessors' <<<"$out" | grep -vE '/drivers/net/(mlx4/en_rx|sky2)\.c:|/include/linux/skbuff\.h:'; then
+	if grep 'skb_frag_\* accessors' <<<"$out" | grep -vE "$ctlre|/include/linux/skbuff\\.h:"; then
 		echo "    direct uses reported in the series' files (above)"
 		return 1
 	fi
 	echo "    series: $nrep semantic patches run to the end, $nskip without a report mode skipped; control: $got of $want v3.1 uses reported (converter: $conv)"
 
 	# v3.1's coccicheck, the same tree: stops at the first patch-only one
-	git --git-dir="$(scripts/import-base)" show "refs/heads/v3.1-base:scripts/coccicheck" > "$t/scripts/coccicheck"
+	base_blob scripts/coccicheck > "$t/scripts/coccicheck"
 	expect_fail "virtual rule report not supported" -- \
 		sh -c "cd '$t' && srctree='$t' MODE=report timeout 1200 sh scripts/coccicheck"
 	echo "    v3.1's coccicheck: stops at the first semantic patch without a report mode"

@@ -34,10 +34,6 @@ good_patch() {
 	mkpatch "$1/0001-good.patch" "$2" "net: a clean comment" "$SCRATCH/v0" "$SCRATCH/v1"
 }
 
-base_blob() { # the v3.1 content of a file
-	git --git-dir="$(scripts/import-base)" show "refs/heads/v3.1-base:$1"
-}
-
 # gate_run PATCHDIR [ARG...]: run the gate on that queue (reports in
 # $GATE_SELFTEST; the work and object tree are the gate's own, shared with
 # the real series), output in $SCRATCH/gate.out
