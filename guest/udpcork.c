@@ -12,8 +12,9 @@
  * as an owner record: an oops on the first few rounds.
  *
  * Each round: cork, send 100 bytes, KFRAG_BIG bytes (3000), 100, 100,
- * uncork. KFRAG_ROUNDS (500) rounds to KFRAG_HOST:KFRAG_PORT (the host's
- * discard port through QEMU's user network; nothing needs to listen).
+ * uncork. KFRAG_ROUNDS (500) rounds to KFRAG_HOST:KFRAG_PORT (port 9 of
+ * the host, 10.0.2.2 by default; nothing needs to listen). The test sends
+ * them over a tap, where the host kernel reassembles them.
  * Reports  KFRAG-KV: udpcork.rounds=  udpcork.bytes=  udpcork.fragcreates=
  * (IP fragments the guest created, from /proc/net/snmp: proof that the
  * datagrams were larger than the MTU).
