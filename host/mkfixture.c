@@ -44,6 +44,23 @@
  *   mkfixture ip-unjudged OUT.pcap  UDP: a late piece of a datagram given
  *                              up, a fragment past 65535 bytes:
  *                              ip_unjudged_fragments=2
+ *   mkfixture v40 OUT.pcap     TCP, NFSv4.0 COMPOUNDs (PUTFH WRITE GETATTR): a
+ *                              WRITE resent intact, one resent with a
+ *                              poisoned unit, one behind a LOOKUP (not
+ *                              known: not judged), one clean, a GETATTR
+ *                              compound: poisoned=1 rpc_retrans=2
+ *                              write_calls=5 v4_unparsed_compounds=1
+ *   mkfixture v41 OUT.pcap     the same in NFSv4.1 (SEQUENCE PUTFH WRITE
+ *                              GETATTR)
+ *   mkfixture v4-fh OUT.pcap   NFSv4.1: the current file handle (PUTFH,
+ *                              SAVEFH, RESTOREFH); a unit of file 1 under
+ *                              file 0's handle: poisoned=1
+ *   mkfixture nfs-mixed OUT.pcap  NFSv3, v4.0 and v4.1 WRITEs in one
+ *                              stream, the v4.1 one resent with the next
+ *                              generation's bytes: poisoned=1 rpc_retrans=1
+ *   mkfixture v4-unparsed OUT.pcap  NFSv4.1 without a WRITE the oracle can
+ *                              judge (one behind a LOOKUP):
+ *                              v4_unparsed_compounds=1, no WRITE
  *   mkfixture empty OUT.pcap   no frames at all
  *   mkfixture nowrite OUT.pcap TCP traffic to port 2049 without a WRITE
  *   mkfixture disk DIR MANIFEST  two files of 8 units and their manifest,
@@ -597,6 +614,243 @@ static void fixture_ip_unjudged(void)
 	ip_frame(17, ipid++, 65528, 0, bad, sizeof(bad));
 }
 
+/*
+ * ---- NFSv4 COMPOUNDs (RFC 7530, RFC 8881) ----
+ * Built op by op as the Linux client sends them, with an AUTH_SYS
+ * credential; every builder returns the bytes it wrote.
+ */
+static size_t xdr_opaque(unsigned char *b, const void *p, uint32_t n)
+{
+	size_t padded = (n + 3) & ~3u;
+
+	put32(b, n);
+	memcpy(b + 4, p, n);
+	memset(b + 4 + n, 0, padded - n);
+	return 4 + padded;
+}
+
+/* The RPC call header of a COMPOUND, then its tag, minorversion and op count. */
+static size_t v4_head(unsigned char *b, uint32_t xid, const char *tag, uint32_t minor, uint32_t nops)
+{
+	static const uint32_t head[] = { 0, 2, 100003, 4, 1, 1 }; /* CALL, rpcvers 2, NFS v4 COMPOUND, AUTH_SYS */
+	unsigned char sys[28];
+	size_t o = 4, i;
+
+	put32(b, xid);
+	for (i = 0; i < sizeof(head) / 4; i++, o += 4)
+		put32(b + o, head[i]);
+	put32(sys, 12345);                       /* stamp */
+	xdr_opaque(sys + 4, "kfrag", 5);         /* machinename */
+	memset(sys + 16, 0, 12);                 /* uid 0, gid 0, no gids */
+	o += xdr_opaque(b + o, sys, sizeof(sys));
+	put32(b + o, 0);                         /* verifier: AUTH_NULL */
+	put32(b + o + 4, 0);
+	o += 8;
+	o += xdr_opaque(b + o, tag, strlen(tag));
+	put32(b + o, minor);
+	put32(b + o + 4, nops);
+	return o + 8;
+}
+
+/* An op without arguments (PUTROOTFH, SAVEFH, RESTOREFH, ...) */
+static size_t op4(unsigned char *b, uint32_t op)
+{
+	put32(b, op);
+	return 4;
+}
+
+/* SEQUENCE (53): sessionid[16], sequenceid, slotid, highest_slotid, cachethis */
+static size_t op4_sequence(unsigned char *b, uint32_t seqid)
+{
+	put32(b, 53);
+	memcpy(b + 4, "KFRAG-SESSION-01", 16);
+	put32(b + 20, seqid);
+	put32(b + 24, 0);
+	put32(b + 28, 0);
+	put32(b + 32, 0);
+	return 36;
+}
+
+/* PUTFH (22) of file `file`'s handle: 30 bytes (XDR pads them to 32) */
+static size_t op4_putfh(unsigned char *b, uint32_t file)
+{
+	char fh[31];
+
+	snprintf(fh, sizeof(fh), "NFS4-FILEHANDLE-OF-FILE-%06u", file);
+	put32(b, 22);
+	return 4 + xdr_opaque(b + 4, fh, 30);
+}
+
+/* GETATTR (9) of a bitmap of `words` words */
+static size_t op4_getattr(unsigned char *b, uint32_t words)
+{
+	uint32_t i;
+
+	put32(b, 9);
+	put32(b + 4, words);
+	for (i = 0; i < words; i++)
+		put32(b + 8 + 4 * i, 0x0010011a >> i);
+	return 8 + 4 * words;
+}
+
+/* LOOKUP (15) of a name: an op the oracle does not step over */
+static size_t op4_lookup(unsigned char *b, const char *name)
+{
+	put32(b, 15);
+	return 4 + xdr_opaque(b + 4, name, strlen(name));
+}
+
+/* WRITE (38) of units [unit, unit + n) of file `file` at generation gen:
+ * stateid, offset, stable (UNSTABLE4), data<>; its data at b + 36 */
+static size_t op4_write(unsigned char *b, uint32_t file, uint32_t unit, uint32_t n, uint64_t gen)
+{
+	uint32_t i;
+
+	put32(b, 38);
+	put32(b + 4, 1);
+	memcpy(b + 8, "KFRAG-STATE1", 12);
+	put32(b + 20, 0);
+	put32(b + 24, unit * KFRAG_UNIT);
+	put32(b + 28, 0);
+	put32(b + 32, n * KFRAG_UNIT);
+	for (i = 0; i < n; i++)
+		kfrag_stamp_unit(b + 36 + i * KFRAG_UNIT, file, 0, unit + i, gen);
+	return 36 + n * KFRAG_UNIT;
+}
+
+/*
+ * The Linux client's WRITE COMPOUND of units [unit, unit + n) of file
+ * `file`: v4.0 PUTFH WRITE GETATTR (with a 5-byte tag: padded), v4.1
+ * SEQUENCE PUTFH WRITE GETATTR (empty tag). With `lookup`, a LOOKUP
+ * before the WRITE (an op the oracle does not know). Its data start at
+ * *data.
+ */
+static size_t v4_write_call(unsigned char *b, uint32_t xid, uint32_t minor, uint32_t file, uint32_t unit,
+			    uint32_t n, uint64_t gen, int lookup, size_t *data)
+{
+	size_t o = v4_head(b, xid, minor ? "" : "write", minor, 3 + !!minor + !!lookup);
+
+	if (minor)
+		o += op4_sequence(b + o, xid);
+	o += op4_putfh(b + o, file);
+	if (lookup)
+		o += op4_lookup(b + o, "w001.dat");
+	*data = o + 36;
+	o += op4_write(b + o, file, unit, n, gen);
+	return o + op4_getattr(b + o, minor ? 3 : 2);
+}
+
+/* A COMPOUND without a WRITE: [SEQUENCE] PUTFH GETATTR (a revalidation) */
+static size_t v4_getattr_call(unsigned char *b, uint32_t xid, uint32_t minor, uint32_t file)
+{
+	size_t o = v4_head(b, xid, "", minor, 2 + !!minor);
+
+	if (minor)
+		o += op4_sequence(b + o, xid);
+	o += op4_putfh(b + o, file);
+	return o + op4_getattr(b + o, 2);
+}
+
+static void tcp_call(const unsigned char *call, size_t len, int twofrag)
+{
+	static unsigned char rec[70000];
+
+	tcp_send(rec, record(rec, call, len, twofrag));
+}
+
+/*
+ * NFSv4.<minor> WRITEs on one TCP connection (file 0): a COMPOUND without
+ * a WRITE; units 0-1 in a two-fragment record, resent intact; units 2-3,
+ * resent after the app poisoned unit 3; units 4-5 (already poison) behind
+ * a LOOKUP, an op the oracle does not know; units 6-7:
+ * rpc_calls=7 rpc_retrans=2 write_calls=5 write_bytes_first=24576
+ * poisoned=1 poisoned_rpc_resends=1 v4_unparsed_compounds=1.
+ */
+static void fixture_v4(uint32_t minor)
+{
+	static unsigned char call[70000];
+	uint32_t x = minor ? 0xc000 : 0xb000;
+	size_t clen, data;
+
+	tcp_open();
+	tcp_call(call, v4_getattr_call(call, x + 1, minor, 0), 0);
+	clen = v4_write_call(call, x + 2, minor, 0, 0, 2, 1, 0, &data);
+	tcp_call(call, clen, 1);
+	tcp_call(call, clen, 0);
+	clen = v4_write_call(call, x + 3, minor, 0, 2, 2, 1, 0, &data);
+	tcp_call(call, clen, 0);
+	kfrag_poison_unit(call + data + KFRAG_UNIT, 0);
+	tcp_call(call, clen, 0);
+	clen = v4_write_call(call, x + 4, minor, 0, 4, 2, 1, 1, &data);
+	kfrag_poison_unit(call + data, 0);
+	kfrag_poison_unit(call + data + KFRAG_UNIT, 0);
+	tcp_call(call, clen, 0);
+	clen = v4_write_call(call, x + 5, minor, 0, 6, 2, 1, 0, &data);
+	tcp_call(call, clen, 0);
+}
+
+/*
+ * The file handle of a v4 WRITE is the current one: file 0's WRITE learns
+ * file 0's handle; PUTFH(1) SAVEFH PUTFH(0) RESTOREFH WRITE writes file 1
+ * (clean); file 1's units under file 0's handle are not file 0's:
+ * poisoned=1 write_calls=4 write_bytes_first=24576.
+ */
+static void fixture_v4_fh(void)
+{
+	static unsigned char call[70000];
+	size_t o, clen, data;
+
+	tcp_open();
+	tcp_call(call, v4_write_call(call, 0xd001, 1, 0, 0, 2, 1, 0, &data), 0);
+	o = v4_head(call, 0xd002, "", 1, 7);
+	o += op4_sequence(call + o, 0xd002);
+	o += op4_putfh(call + o, 1);
+	o += op4(call + o, 32); /* SAVEFH */
+	o += op4_putfh(call + o, 0);
+	o += op4(call + o, 31); /* RESTOREFH */
+	o += op4_write(call + o, 1, 0, 2, 1);
+	o += op4_getattr(call + o, 3);
+	tcp_call(call, o, 0);
+	clen = v4_write_call(call, 0xd003, 1, 0, 2, 1, 1, 0, &data);
+	kfrag_stamp_unit(call + data, 1, 0, 2, 1); /* file 1's unit under file 0's handle */
+	tcp_call(call, clen, 0);
+	tcp_call(call, v4_write_call(call, 0xd004, 1, 1, 3, 1, 1, 0, &data), 0);
+}
+
+/*
+ * NFSv3, v4.0 and v4.1 WRITEs in one TCP stream (file 0): v3 units 0-1,
+ * v4.0 units 2-3, v4.1 units 4-5 resent with the next generation's bytes,
+ * v3 units 6-7: poisoned=1 rpc_retrans=1 write_calls=5
+ * write_bytes_first=32768.
+ */
+static void fixture_nfs_mixed(void)
+{
+	static unsigned char call[70000];
+	size_t data;
+
+	tcp_open();
+	tcp_call(call, write_call(call, 0xe001, 0, 2, 1), 0);
+	tcp_call(call, v4_write_call(call, 0xe002, 0, 0, 2, 2, 1, 0, &data), 0);
+	tcp_call(call, v4_write_call(call, 0xe003, 1, 0, 4, 2, 1, 0, &data), 0);
+	tcp_call(call, v4_write_call(call, 0xe003, 1, 0, 4, 2, 2, 0, &data), 0);
+	tcp_call(call, write_call(call, 0xe004, 6, 2, 1), 0);
+}
+
+/*
+ * v4 COMPOUNDs none of which is a WRITE the oracle can judge: one without
+ * a WRITE, one whose WRITE follows a LOOKUP: the oracle fails (no WRITE)
+ * and counts v4_unparsed_compounds=1.
+ */
+static void fixture_v4_unparsed(void)
+{
+	static unsigned char call[70000];
+	size_t data;
+
+	tcp_open();
+	tcp_call(call, v4_getattr_call(call, 0xf001, 1, 0), 0);
+	tcp_call(call, v4_write_call(call, 0xf002, 1, 0, 0, 2, 1, 1, &data), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -605,7 +859,7 @@ int main(int argc, char **argv)
 	if ((!strcmp(what, "disk") || !strcmp(what, "disk-missing")) && argc == 4)
 		return fixture_disk(argv[2], argv[3], !strcmp(what, "disk-missing"));
 	if (argc != 3) {
-		fprintf(stderr, "usage: mkfixture tcp|resend|udp|udp-parts|reconnect|reconnect-late|reconnect-overlap|xid-programs|tcp-wrap|udp-late-dup|ip-unjudged|empty|nowrite OUT.pcap | disk DIR MANIFEST\n");
+		fprintf(stderr, "usage: mkfixture tcp|resend|udp|udp-parts|reconnect|reconnect-late|reconnect-overlap|xid-programs|tcp-wrap|udp-late-dup|ip-unjudged|v40|v41|v4-fh|nfs-mixed|v4-unparsed|empty|nowrite OUT.pcap | disk DIR MANIFEST\n");
 		return 2;
 	}
 	pc = pcap_open_dead(DLT_EN10MB, 65535);
@@ -636,6 +890,16 @@ int main(int argc, char **argv)
 		fixture_xid_programs();
 	else if (!strcmp(what, "ip-unjudged"))
 		fixture_ip_unjudged();
+	else if (!strcmp(what, "v40"))
+		fixture_v4(0);
+	else if (!strcmp(what, "v41"))
+		fixture_v4(1);
+	else if (!strcmp(what, "v4-fh"))
+		fixture_v4_fh();
+	else if (!strcmp(what, "nfs-mixed"))
+		fixture_nfs_mixed();
+	else if (!strcmp(what, "v4-unparsed"))
+		fixture_v4_unparsed();
 	else if (!strcmp(what, "nowrite")) {
 		tcp_open();
 		tcp_send((const unsigned char *)"\x80\x00\x00\x04" "abcd", 8);

@@ -6,12 +6,22 @@
  * and TCP streams (every transmission of a stream byte is compared with the
  * first one; a retransmitted segment with other bytes is poisoned), splits
  * RPC record marking (multi-fragment records), takes UDP datagrams as one
- * call each, parses ONC RPC calls and NFSv3 WRITE (100003/3/7) arguments,
- * and checks every 4 KiB unit of every WRITE's data against its stamp
- * (common/stamp.h): stamp intact, body matches, stamp's unit = WRITE
- * offset, same file as the file handle's other WRITEs. A call whose xid was
- * seen before (from the same client port, same program) is an RPC
- * retransmission; its data must equal the first's.
+ * call each, parses ONC RPC calls and their NFS WRITEs, and checks every
+ * 4 KiB unit of every WRITE's data against its stamp (common/stamp.h):
+ * stamp intact, body matches, stamp's unit = WRITE offset, same file as
+ * the file handle's other WRITEs. A call whose xid was seen before (from
+ * the same client port, same program) is an RPC retransmission; its data
+ * must equal the first's.
+ *
+ * The WRITEs, by each call's NFS version (one capture may hold both):
+ * NFSv3 WRITE (100003/3/7): its file handle, offset, data. NFSv4.x
+ * COMPOUND (100003/4/1: tag, minorversion, ops), whose WRITE op (38)
+ * follows PUTFH (v4.0: PUTFH WRITE GETATTR; v4.1: SEQUENCE PUTFH WRITE
+ * GETATTR): the ops are walked by their arguments' layout (SEQUENCE,
+ * PUTFH, PUTROOTFH, PUTPUBFH, SAVEFH, RESTOREFH, GETFH, GETATTR, COMMIT,
+ * WRITE), each WRITE op judged with the current file handle (PUTFH's). An
+ * op of another kind ends the walk: the compound is counted in
+ * v4_unparsed_compounds, and a WRITE after that op is not judged.
  *
  * VNET_HDR: bytes of virtio-net header before each frame: QEMU's
  * filter-dump on a tap with vnet headers records them (10 or 12 bytes,
@@ -37,10 +47,18 @@
  *   tcp_ambiguous_segments  segments that the windows of two connections
  *                of a port pair hold and neither their bytes nor their ACK
  *                number told apart: judged in the newest (informational)
- *   write_calls, write_bytes  WRITE calls and their data bytes, every
- *                transmission; write_bytes_first: each xid's once, from
- *                its first transmission (what the guest's bytes= counts,
- *                plus the writes that failed or never returned)
+ *   write_calls, write_bytes  WRITE calls (v4: WRITE ops) and their data
+ *                bytes, every transmission; write_bytes_first: each xid's
+ *                once, from its first transmission (what the guest's
+ *                bytes= counts, plus the writes that failed or never
+ *                returned)
+ *   v4_unparsed_compounds  COMPOUND transmissions with an op the walk does
+ *                not know (or cut short): a WRITE after it is neither
+ *                judged nor counted above. Every compound without a WRITE
+ *                that has another op (OPEN, LOOKUP...) counts too, so it is
+ *                not in unjudged: write_bytes_first says whether the
+ *                guest's WRITE data were all judged (scripts/lib.sh
+ *                wire_covers)
  * and up to 20 "detail=" lines naming the poisoned ones.
  * Exit 0 analysed; 1 unusable input (no such file, not a pcap, no frames,
  * no NFS WRITE at all: never a silent "0 poisoned"); 2 usage.
@@ -172,15 +190,16 @@ static struct xid_ent *xid_lookup(const struct client *cl, uint32_t prog, uint32
 }
 
 /* ---- file handle -> file id (learnt from its first valid stamp) ---- */
+#define FHSIZE 128 /* NFS4_FHSIZE; NFSv3's are at most 64 bytes */
 #define MAXFH 256
-static struct { unsigned len; unsigned char fh[64]; uint32_t file; } fhs[MAXFH];
+static struct { unsigned len; unsigned char fh[FHSIZE]; uint32_t file; } fhs[MAXFH];
 static unsigned nfhs;
 
 static uint32_t *fh_file(const unsigned char *fh, unsigned len)
 {
 	unsigned i;
 
-	if (len > 64)
+	if (!fh || len > FHSIZE)
 		return NULL;
 	for (i = 0; i < nfhs; i++)
 		if (fhs[i].len == len && !memcmp(fhs[i].fh, fh, len))
@@ -193,82 +212,264 @@ static uint32_t *fh_file(const unsigned char *fh, unsigned len)
 	return &fhs[nfhs++].file;
 }
 
-/* One RPC call message (a whole record, or a UDP datagram). */
-static void rpc_call(const unsigned char *p, size_t len, const char *where, const struct client *cl)
-{
-	size_t o = 0, n;
-	uint32_t xid, fhlen, count, dlen, *file, i;
-	uint64_t off, h;
-	struct xid_ent *x;
-	int fresh, bad = 0;
-	const unsigned char *fh, *data;
+/*
+ * ---- XDR: a cursor over one RPC call ----
+ * A read past the call's end sets bad and yields 0 (NULL for bytes):
+ * a group of reads is checked once, after it.
+ */
+struct xdr {
+	const unsigned char *p;
+	size_t len, o;
+	int bad;
+};
 
-#define NEED(k) do { if (o + (k) > len) return; } while (0)
-	NEED(24);
-	xid = be32(p);
-	if (be32(p + 4) != 0 || be32(p + 8) != 2) /* CALL, RPC version 2 */
-		return;
-	calls++;
-	x = xid_lookup(cl, be32(p + 12), xid, &fresh);
-	if (!fresh)
-		rpc_retrans++;
-	if (be32(p + 12) != 100003 || be32(p + 16) != 3 || be32(p + 20) != 7)
-		return;
-	o = 24;
-	for (i = 0; i < 2; i++) { /* credential, verifier */
-		NEED(8);
-		n = be32(p + o + 4);
-		o += 8 + ((n + 3) & ~3u);
+static uint32_t xdr_u32(struct xdr *x)
+{
+	uint32_t v;
+
+	if (x->bad || x->len - x->o < 4) {
+		x->bad = 1;
+		return 0;
 	}
-	NEED(4);
-	fhlen = be32(p + o);
-	fh = p + o + 4;
-	o += 4 + ((fhlen + 3) & ~3u);
-	NEED(20);
-	off = (uint64_t)be32(p + o) << 32 | be32(p + o + 4);
-	count = be32(p + o + 8);
-	dlen = be32(p + o + 16);
-	o += 20;
-	data = p + o;
-	if (dlen > len - o)
-		return; /* truncated (a snaplen cut): nothing to judge */
-	write_calls++;
-	write_bytes += dlen;
-	if (fresh)
-		write_bytes_first += dlen;
-	h = kfrag_sum(data, dlen) | 1;
+	v = be32(x->p + x->o);
+	x->o += 4;
+	return v;
+}
+
+static uint64_t xdr_u64(struct xdr *x)
+{
+	uint64_t hi = xdr_u32(x);
+
+	return hi << 32 | xdr_u32(x);
+}
+
+/* n bytes and their padding to a multiple of 4 (which may be missing at
+ * the very end of the call): where they start */
+static const unsigned char *xdr_bytes(struct xdr *x, uint64_t n)
+{
+	uint64_t left = x->len - x->o, padded = (n + 3) & ~(uint64_t)3;
+	const unsigned char *s = x->p + x->o;
+
+	if (x->bad || n > left) {
+		x->bad = 1;
+		return NULL;
+	}
+	x->o += padded < left ? padded : left;
+	return s;
+}
+
+/* opaque<>: its length in *n, then its bytes */
+static const unsigned char *xdr_opaque(struct xdr *x, uint32_t *n)
+{
+	*n = xdr_u32(x);
+	return xdr_bytes(x, *n);
+}
+
+/* One WRITE's arguments: an NFSv3 WRITE call's, or a WRITE op's of an
+ * NFSv4 COMPOUND (whose file handle is the current one, set by PUTFH). */
+struct nfs_write {
+	const unsigned char *fh; /* NULL: not in the call (PUTROOTFH, PUTPUBFH) */
+	uint32_t fhlen, count, dlen;
+	uint64_t off;
+	const unsigned char *data;
+};
+#define MAXW 16 /* WRITE ops judged per COMPOUND (the Linux client sends one) */
+
+/* WRITE3args (RFC 1813): file, offset, count, stable, data<>. 1 if the
+ * call holds them all; 0 if cut short: nothing to judge. */
+static unsigned v3_write(struct xdr *x, struct nfs_write *w)
+{
+	w->fh = xdr_opaque(x, &w->fhlen);
+	w->off = xdr_u64(x);
+	w->count = xdr_u32(x);
+	xdr_u32(x); /* stable_how */
+	w->data = xdr_opaque(x, &w->dlen);
+	return !x->bad;
+}
+
+/* The NFSv4 ops whose arguments the walk knows (RFC 7530, RFC 8881) */
+enum {
+	OP4_COMMIT = 5,
+	OP4_GETATTR = 9,
+	OP4_GETFH = 10,
+	OP4_PUTFH = 22,
+	OP4_PUTPUBFH = 23,
+	OP4_PUTROOTFH = 24,
+	OP4_RESTOREFH = 31,
+	OP4_SAVEFH = 32,
+	OP4_WRITE = 38,
+	OP4_SEQUENCE = 53,
+};
+static uint64_t v4_unparsed;
+
+/*
+ * The argarray of a COMPOUND4args (after its tag and minorversion): the
+ * WRITE ops (at most MAXW) into w, each with the current file handle;
+ * returns how many. The Linux client's WRITE is PUTFH WRITE GETATTR
+ * (v4.0) or SEQUENCE PUTFH WRITE GETATTR (v4.1). Every op is stepped over
+ * by its arguments' XDR layout, so an op the walk does not know (or one
+ * cut short) ends it: a WRITE after it cannot be found. Such a compound
+ * is counted in v4_unparsed, never taken as clean; its WRITEs before that
+ * op are judged.
+ */
+static unsigned v4_ops(struct xdr *x, struct nfs_write *w, const char *where, uint32_t xid)
+{
+	const unsigned char *fh = NULL, *saved = NULL;
+	uint32_t fhlen = 0, savedlen = 0, nops, k, op = 0;
+	unsigned n = 0;
+
+	nops = xdr_u32(x);
+	for (k = 0; k < nops && !x->bad; k++) {
+		switch (op = xdr_u32(x)) {
+		case OP4_SEQUENCE: /* sessionid[16], sequenceid, slotid, highest_slotid, cachethis */
+			xdr_bytes(x, 16 + 4 * 4);
+			break;
+		case OP4_PUTFH: /* nfs_fh4: opaque<NFS4_FHSIZE> */
+			fh = xdr_opaque(x, &fhlen);
+			if (fhlen > FHSIZE)
+				x->bad = 1;
+			break;
+		case OP4_PUTROOTFH:
+		case OP4_PUTPUBFH:
+			fh = NULL, fhlen = 0;
+			break;
+		case OP4_SAVEFH:
+			saved = fh, savedlen = fhlen;
+			break;
+		case OP4_RESTOREFH:
+			fh = saved, fhlen = savedlen;
+			break;
+		case OP4_GETFH:
+			break;
+		case OP4_GETATTR: /* bitmap4: uint32<> */
+			xdr_bytes(x, 4 * (uint64_t)xdr_u32(x));
+			break;
+		case OP4_COMMIT: /* offset, count */
+			xdr_bytes(x, 8 + 4);
+			break;
+		case OP4_WRITE: /* stateid4 (seqid, other[12]), offset, stable, data<> */
+			if (n == MAXW) {
+				x->bad = 1;
+				break;
+			}
+			xdr_bytes(x, 4 + 12);
+			w[n].off = xdr_u64(x);
+			xdr_u32(x); /* stable_how4 */
+			w[n].data = xdr_opaque(x, &w[n].dlen);
+			w[n].count = w[n].dlen;
+			w[n].fh = fh, w[n].fhlen = fhlen;
+			n += !x->bad;
+			break;
+		default:
+			x->bad = 1;
+		}
+	}
+	if (x->bad && !v4_unparsed++)
+		detail("%s xid=%08x: COMPOUND op %u of %u (opcode %u) not known or cut short, "
+		       "its WRITEs from there on not judged (the first such call)", where, xid, k, nops, op);
+	return n;
+}
+
+/* The units of one WRITE against their stamps: 1 if one is not its own. */
+static int write_units(const struct nfs_write *w, uint32_t xid, int fresh, const char *where)
+{
+	uint32_t *file = fh_file(w->fh, w->fhlen);
+	uint32_t i;
+
+	/* unit by unit; a WRITE smaller than a unit is judged part by part */
+	for (i = 0; i < w->dlen;) {
+		uint64_t pos = w->off + i, unit = pos / KFRAG_UNIT;
+		size_t at = pos % KFRAG_UNIT, n = KFRAG_UNIT - at;
+		const unsigned char *u = w->data + i;
+		enum kfrag_verdict v;
+
+		if (n > w->dlen - i)
+			n = w->dlen - i;
+		v = kfrag_check_part(u, at, n, file ? *file : ~0u, unit);
+		if (v == KFRAG_OK && at == 0 && n >= 16 && file && *file == ~0u)
+			memcpy(file, u + 8, 4);
+		if (v != KFRAG_OK) {
+			detail("%s xid=%08x offset=%" PRIu64 " count=%u: unit %" PRIu64 "%s is %s%s", where,
+			       xid, w->off, w->count, unit, n < KFRAG_UNIT ? " (part)" : "",
+			       kfrag_verdict_name(v), fresh ? "" : " (an RPC retransmission)");
+			return 1;
+		}
+		i += n;
+	}
+	return 0;
+}
+
+/* The n WRITEs of one call's transmission: their data against the first
+ * transmission's (the xid's), then unit by unit. */
+static void writes_judge(const struct nfs_write *w, unsigned n, struct xid_ent *x, int fresh,
+			 uint32_t xid, const char *where)
+{
+	uint64_t h = 0;
+	unsigned k;
+	int bad = 0;
+
+	for (k = 0; k < n; k++) {
+		write_calls++;
+		write_bytes += w[k].dlen;
+		if (fresh)
+			write_bytes_first += w[k].dlen;
+		h = kfrag_mix64(h ^ kfrag_sum(w[k].data, w[k].dlen));
+	}
+	h |= 1;
 	if (fresh)
 		x->hash = h;
 	else if (x->hash != h) {
 		bad = 1;
 		detail("%s xid=%08x offset=%" PRIu64 " count=%u: resent with other data than its first transmission",
-		       where, xid, off, count);
+		       where, xid, w[0].off, w[0].count);
 	}
-	file = fh_file(fh, fhlen);
-	/* unit by unit; a WRITE smaller than a unit is judged part by part */
-	for (i = 0; !bad && i < dlen;) {
-		uint64_t pos = off + i, unit = pos / KFRAG_UNIT;
-		size_t at = pos % KFRAG_UNIT, n = KFRAG_UNIT - at;
-		const unsigned char *u = data + i;
-		enum kfrag_verdict v;
-
-		if (n > dlen - i)
-			n = dlen - i;
-		v = kfrag_check_part(u, at, n, file ? *file : ~0u, unit);
-		if (v == KFRAG_OK && at == 0 && n >= 16 && file && *file == ~0u)
-			memcpy(file, u + 8, 4);
-		if (v != KFRAG_OK) {
-			bad = 1;
-			detail("%s xid=%08x offset=%" PRIu64 " count=%u: unit %" PRIu64 "%s is %s%s", where,
-			       xid, off, count, unit, n < KFRAG_UNIT ? " (part)" : "",
-			       kfrag_verdict_name(v), fresh ? "" : " (an RPC retransmission)");
-		}
-		i += n;
-	}
+	for (k = 0; k < n && !bad; k++)
+		bad = write_units(&w[k], xid, fresh, where);
 	poisoned += bad;
 	if (bad && !fresh)
 		poisoned_rpc_resends++;
-#undef NEED
+}
+
+/* One RPC call message (a whole record, or a UDP datagram). */
+static void rpc_call(const unsigned char *p, size_t len, const char *where, const struct client *cl)
+{
+	struct xdr x = { .p = p, .len = len };
+	struct nfs_write w[MAXW];
+	uint32_t xid, prog, vers, proc, i, n;
+	struct xid_ent *e;
+	char at[80];
+	int fresh;
+
+	if (len < 24)
+		return;
+	xid = xdr_u32(&x);
+	if (xdr_u32(&x) != 0 || xdr_u32(&x) != 2) /* CALL, RPC version 2 */
+		return;
+	prog = xdr_u32(&x);
+	vers = xdr_u32(&x);
+	proc = xdr_u32(&x);
+	calls++;
+	e = xid_lookup(cl, prog, xid, &fresh);
+	if (!fresh)
+		rpc_retrans++;
+	if (prog != 100003)
+		return;
+	for (i = 0; i < 2; i++) { /* credential, verifier: flavor, body<> */
+		xdr_u32(&x);
+		xdr_opaque(&x, &n);
+	}
+	if (vers == 3 && proc == 7) { /* WRITE */
+		n = v3_write(&x, w);
+		snprintf(at, sizeof(at), "%s", where);
+	} else if (vers == 4 && proc == 1) { /* COMPOUND: tag<>, minorversion, argarray<> */
+		xdr_opaque(&x, &n);
+		snprintf(at, sizeof(at), "%s v4.%u", where, xdr_u32(&x));
+		n = v4_ops(&x, w, at, xid);
+	} else {
+		return;
+	}
+	if (n)
+		writes_judge(w, n, e, fresh, xid, at);
 }
 
 /* The 64-bit value nearest to ref whose low `bits` bits are v: a counter
@@ -893,12 +1094,12 @@ int main(int argc, char **argv)
 	printf("frames=%" PRIu64 "\nip_fragments=%" PRIu64 "\nip_fragment_copies=%" PRIu64
 	       "\ntcp_segments=%" PRIu64 "\ntcp_retrans_segments=%" PRIu64 "\ntcp_unjudged_segments=%" PRIu64
 	       "\nudp_calls=%" PRIu64 "\nrpc_calls=%" PRIu64 "\nwrite_calls=%" PRIu64 "\nwrite_bytes=%" PRIu64
-	       "\nwrite_bytes_first=%" PRIu64 "\nvnet_hdr=%d\nrpc_retrans=%" PRIu64 "\ntcp_reconnects=%" PRIu64
-	       "\npoisoned=%" PRIu64 "\npoisoned_rpc_resends=%" PRIu64 "\ntcp_ambiguous_segments=%" PRIu64
-	       "\nip_unjudged_fragments=%" PRIu64 "\nunjudged=%" PRIu64 "\n",
+	       "\nwrite_bytes_first=%" PRIu64 "\nv4_unparsed_compounds=%" PRIu64 "\nvnet_hdr=%d\nrpc_retrans=%" PRIu64
+	       "\ntcp_reconnects=%" PRIu64 "\npoisoned=%" PRIu64 "\npoisoned_rpc_resends=%" PRIu64
+	       "\ntcp_ambiguous_segments=%" PRIu64 "\nip_unjudged_fragments=%" PRIu64 "\nunjudged=%" PRIu64 "\n",
 	       frames, ip_frags, ip_frag_dup, tcp_segs, tcp_retrans_segs, tcp_unjudged, udp_calls, calls,
-	       write_calls, write_bytes, write_bytes_first, vnet_hdr, rpc_retrans, tcp_reconnects, poisoned,
-	       poisoned_rpc_resends, tcp_ambiguous, ip_unjudged, tcp_unjudged + ip_unjudged);
+	       write_calls, write_bytes, write_bytes_first, v4_unparsed, vnet_hdr, rpc_retrans, tcp_reconnects,
+	       poisoned, poisoned_rpc_resends, tcp_ambiguous, ip_unjudged, tcp_unjudged + ip_unjudged);
 	if (!frames) {
 		fprintf(stderr, "error: the capture %s holds no frames: nothing was recorded, so nothing "
 			"can be judged\n  fix: check that the VM ran with VM_PCAP and reached the network\n",
@@ -906,9 +1107,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!write_calls) {
-		fprintf(stderr, "error: no NFSv3 WRITE call to port %u in %s (%" PRIu64 " frames): "
-			"no verdict possible\n  fix: check the guest's mount (proto, port) and that the "
-			"workload wrote\n", nfs_port, argv[1], frames);
+		fprintf(stderr, "error: no NFS WRITE call (v3 WRITE or v4 COMPOUND with WRITE) to port %u in %s "
+			"(%" PRIu64 " frames): no verdict possible\n  fix: check the guest's mount (proto, "
+			"port, vers) and that the workload wrote\n", nfs_port, argv[1], frames);
 		return 1;
 	}
 	return 0;

@@ -55,7 +55,7 @@ t_oracle_wire_unusable() {
 	fx empty "$SCRATCH/empty.pcap"
 	expect_fail "holds no frames" -- "$BUILD_DIR/host/wire-oracle" "$SCRATCH/empty.pcap"
 	fx nowrite "$SCRATCH/nowrite.pcap"
-	expect_fail "no NFSv3 WRITE call to port 2049" -- "$BUILD_DIR/host/wire-oracle" "$SCRATCH/nowrite.pcap"
+	expect_fail "no NFS WRITE call (v3 WRITE or v4 COMPOUND with WRITE) to port 2049" -- "$BUILD_DIR/host/wire-oracle" "$SCRATCH/nowrite.pcap"
 	expect_fail "cannot read the capture $SCRATCH/none.pcap" -- \
 		"$BUILD_DIR/host/wire-oracle" "$SCRATCH/none.pcap"
 }

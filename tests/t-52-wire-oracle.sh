@@ -1,6 +1,7 @@
 # The on-wire oracle where long runs take it: TCP streams past 2 GiB and
 # across the 4 GiB wrap of sequence numbers, copies of IP fragments and of
-# an old connection's segments that come late, xids of other RPC clients.
+# an old connection's segments that come late, xids of other RPC clients,
+# NFSv4.0 and v4.1 COMPOUND WRITEs.
 # Uses t-50's fx and want.
 # shellcheck shell=bash
 
@@ -93,9 +94,66 @@ t_oracle_wire_ip_unjudged() {
 	want write_calls 300 "$SCRATCH/ip-unjudged.kv"
 }
 
+# NFSv4.N WRITEs (COMPOUND: [SEQUENCE] PUTFH WRITE GETATTR): a resend
+# with a poisoned unit is poisoned, an intact one is a retransmission; the
+# WRITE behind an op the oracle does not know (LOOKUP) is counted as
+# unparsed, neither judged (its units are poison) nor counted as written;
+# a COMPOUND without a WRITE is neither.
+oracle_wire_v4() {
+	local f=$1
+	wire_fixture "$f"
+	want poisoned 1 "$SCRATCH/$f.kv"
+	want poisoned_rpc_resends 1 "$SCRATCH/$f.kv"
+	want rpc_calls 7 "$SCRATCH/$f.kv"
+	want rpc_retrans 2 "$SCRATCH/$f.kv"
+	want write_calls 5 "$SCRATCH/$f.kv"
+	want write_bytes_first $((6 * 4096)) "$SCRATCH/$f.kv"
+	want v4_unparsed_compounds 1 "$SCRATCH/$f.kv"
+	want unjudged 0 "$SCRATCH/$f.kv"
+}
+t_oracle_wire_v40() { oracle_wire_v4 v40; }
+t_oracle_wire_v41() { oracle_wire_v4 v41; }
+
+# A v4 WRITE's file is the current file handle (PUTFH, SAVEFH/RESTOREFH):
+# file 1's units after PUTFH(1) SAVEFH PUTFH(0) RESTOREFH are clean, file
+# 1's unit under file 0's handle is not.
+t_oracle_wire_v4_filehandle() {
+	wire_fixture v4-fh
+	want poisoned 1 "$SCRATCH/v4-fh.kv"
+	want write_calls 4 "$SCRATCH/v4-fh.kv"
+	want write_bytes_first $((6 * 4096)) "$SCRATCH/v4-fh.kv"
+	want rpc_retrans 0 "$SCRATCH/v4-fh.kv"
+	want v4_unparsed_compounds 0 "$SCRATCH/v4-fh.kv"
+}
+
+# The NFS version is each call's: v3, v4.0 and v4.1 WRITEs in one stream
+# are all judged; the v4.1 one resent with the next generation's bytes.
+t_oracle_wire_nfs_mixed() {
+	wire_fixture nfs-mixed
+	want poisoned 1 "$SCRATCH/nfs-mixed.kv"
+	want poisoned_rpc_resends 1 "$SCRATCH/nfs-mixed.kv"
+	want rpc_retrans 1 "$SCRATCH/nfs-mixed.kv"
+	want write_calls 5 "$SCRATCH/nfs-mixed.kv"
+	want write_bytes_first $((8 * 4096)) "$SCRATCH/nfs-mixed.kv"
+	want v4_unparsed_compounds 0 "$SCRATCH/nfs-mixed.kv"
+}
+
+# A v4 capture whose only WRITE follows an op the oracle does not know:
+# no verdict (never a silent "0 poisoned"), the compound counted.
+t_oracle_wire_v4_unparsed() {
+	fx v4-unparsed "$SCRATCH/v4-unparsed.pcap"
+	expect_fail "no NFS WRITE call (v3 WRITE or v4 COMPOUND with WRITE) to port 2049" \
+		"v4_unparsed_compounds=1" "rpc_calls=2" -- "$BUILD_DIR/host/wire-oracle" "$SCRATCH/v4-unparsed.pcap"
+}
+
 register oracle-wire-tcp-wrap t_oracle_wire_tcp_wrap
 register oracle-wire-ip-fragment-copies t_oracle_wire_fragment_copies
 register oracle-wire-reconnect-late t_oracle_wire_reconnect_late
 register oracle-wire-reconnect-overlap t_oracle_wire_reconnect_overlap
 register oracle-wire-xid-programs t_oracle_wire_xid_programs
 register oracle-wire-ip-unjudged t_oracle_wire_ip_unjudged
+register oracle-wire-v40 t_oracle_wire_v40
+register oracle-wire-v41 t_oracle_wire_v41
+register oracle-wire-v4-filehandle t_oracle_wire_v4_filehandle
+register oracle-wire-nfs-mixed t_oracle_wire_nfs_mixed
+register oracle-wire-v4-unparsed t_oracle_wire_v4_unparsed
