@@ -15,8 +15,14 @@
  *                      the kernel has them but they could not be
  *                      switched on or the reader not started: "lost",
  *                      with the reason in dtor.error
- *   dtortrace_report() stops tracing; the reader drains the pipe and
- *                      prints KV lines:
+ *   dtortrace_report() first lets the destructors settle: calls that
+ *                      outlive the umount (NFSv4's asynchronous CLOSE,
+ *                      whose superblock reference umount() does not wait
+ *                      for) finish; the reader waits, tracing on, until
+ *                      none is live, at most DT_SETTLE_MS. Then it stops
+ *                      tracing; the reader drains the pipe and prints KV
+ *                      lines:
+ *     dtor.settle_ms    how long that took (DT_SETTLE_MS: it did not)
  *     dtor.trace=absent|off|complete|lost   (lost: the ring buffer overran
  *                                            or the reader failed: the
  *                                            counts below are partial)
@@ -37,10 +43,12 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DT_DIR "/sys/kernel/debug/tracing"
 #define DT_SLOTS 65536 /* distinct destructor addresses: RPC slots, a few hundred */
+#define DT_SETTLE_MS 10000
 
 static int dt_write(const char *path, const char *val)
 {
@@ -63,6 +71,7 @@ struct dt_slot {
 struct dt_state {
 	struct dt_slot *t;
 	unsigned long long inits, destroys, refs, unrefs, bad;
+	long long live;	/* initialised, not destroyed, so far */
 	unsigned long long unparsed;	/* lines not understood: the verdict fails on any */
 	int full;	/* more destructors than DT_SLOTS */
 };
@@ -120,6 +129,7 @@ static void dt_line(struct dt_state *d, char *line)
 		if (s->open && (s->live || s->balance || !s->zero))
 			why = s->live ? "init of a live destructor" :
 				"refs and unrefs of the previous lifetime do not balance";
+		d->live += !s->live;
 		s->live = s->open = 1;
 		s->zero = 0;
 		s->balance = 1;
@@ -128,6 +138,7 @@ static void dt_line(struct dt_state *d, char *line)
 		if (!s->live || !s->zero)
 			why = s->live ? "destroy before the count reached 0" :
 				"second destroy";
+		d->live -= s->live;
 		s->live = 0;
 	} else {
 		*(ev[0] == 'r' ? &d->refs : &d->unrefs) += 1;
@@ -170,13 +181,24 @@ static unsigned long long dt_overruns(void)
 	return sum;
 }
 
-static volatile sig_atomic_t dt_stop;
+static volatile sig_atomic_t dt_stop, dt_settle;
 static void dt_on_stop(int sig) { (void)sig; dt_stop = 1; }
+static void dt_on_settle(int sig) { (void)sig; dt_settle = 1; }
+static int dt_settled[2] = { -1, -1 }; /* reader -> parent: none live (or gave up) */
+
+static long long dt_now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 /*
- * The reader (a child process): consume trace_pipe until told to stop
- * (SIGUSR1, sent once tracing is off) and the pipe is empty, then print
- * the report.
+ * The reader (a child process): consume trace_pipe; once asked to settle
+ * (SIGUSR2), tell the parent (a byte on dt_settled) when no destructor is
+ * live or DT_SETTLE_MS passed; when told to stop (SIGUSR1, sent once
+ * tracing is off) and the pipe is empty, print the report.
  */
 static void dt_reader(void)
 {
@@ -185,8 +207,11 @@ static void dt_reader(void)
 	size_t len = 0;
 	int fd, i, failed = 0;
 	unsigned long long live = 0;
+	long long settle_t0 = -1, settle_ms = -1;
 
 	signal(SIGUSR1, dt_on_stop);
+	signal(SIGUSR2, dt_on_settle);
+	close(dt_settled[0]);
 	d.t = calloc(DT_SLOTS, sizeof(*d.t));
 	fd = open(DT_DIR "/trace_pipe", O_RDONLY | O_NONBLOCK);
 	if (!d.t || fd < 0) {
@@ -222,6 +247,15 @@ static void dt_reader(void)
 		}
 		if (stop)
 			break;
+		if (dt_settle && settle_t0 < 0)
+			settle_t0 = dt_now_ms();
+		/* the pipe is empty: what was live has been seen */
+		if (settle_t0 >= 0 && settle_ms < 0 &&
+		    (d.live <= 0 || dt_now_ms() - settle_t0 >= DT_SETTLE_MS)) {
+			settle_ms = dt_now_ms() - settle_t0;
+			if (write(dt_settled[1], "s", 1) != 1)
+				failed = 1;
+		}
 		usleep(20000);
 	}
 	close(fd);
@@ -233,6 +267,7 @@ static void dt_reader(void)
 			printf("KFRAG-KV: dtor.bad.%llu=refs and unrefs do not balance: destructor=%lx "
 			       "balance=%ld\n", d.bad, s->addr, s->balance);
 	}
+	printf("KFRAG-KV: dtor.settle_ms=%lld\n", settle_ms);
 	printf("KFRAG-KV: dtor.trace=%s\nKFRAG-KV: dtor.inits=%llu\nKFRAG-KV: dtor.destroys=%llu\n"
 	       "KFRAG-KV: dtor.refs=%llu\nKFRAG-KV: dtor.unrefs=%llu\nKFRAG-KV: dtor.live_at_end=%llu\n"
 	       "KFRAG-KV: dtor.bad=%llu\nKFRAG-KV: dtor.unparsed=%llu\n",
@@ -272,6 +307,10 @@ static int dtortrace_start(void)
 			return -2;
 		}
 	}
+	if (pipe(dt_settled)) {
+		printf("KFRAG-KV: dtor.error=pipe: %s\n", strerror(errno));
+		return -2;
+	}
 	fflush(stdout); /* the child must not print the parent's buffered lines */
 	dt_pid = fork();
 	if (dt_pid == 0)
@@ -280,6 +319,7 @@ static int dtortrace_start(void)
 		printf("KFRAG-KV: dtor.error=fork: %s\n", strerror(errno));
 		return -2;
 	}
+	close(dt_settled[1]);
 	dt_write(DT_DIR "/tracing_on", "1");
 	return 1;
 }
@@ -287,12 +327,21 @@ static int dtortrace_start(void)
 static void dtortrace_report(int started)
 {
 	int status;
+	ssize_t n;
+	char c;
 
 	if (started <= 0) {
 		printf("KFRAG-KV: dtor.trace=%s\n",
 		       started == -2 ? "lost" : started ? "off" : "absent");
 		return;
 	}
+	/* what is still live when the mount is gone gets DT_SETTLE_MS */
+	kill(dt_pid, SIGUSR2);
+	while ((n = read(dt_settled[0], &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		printf("KFRAG-KV: dtor.error=the trace reader did not settle\n");
+	close(dt_settled[0]);
 	dt_write(DT_DIR "/tracing_on", "0");
 	fflush(stdout);
 	kill(dt_pid, SIGUSR1);

@@ -3,16 +3,33 @@
  * meets them (scripts/exits runs it, vanilla beside the series).
  *
  * kfrag.scenario=symlink-kill: a process loops on symlink() (new names) on
- * the NFS mount (an NFSv3 SYMLINK is a synchronous call whose target
- * travels as a page through sendpage); after kfrag.run_s seconds netem
- * drops every packet (loss 100 %); kfrag.kill_after_s seconds later the
- * process gets SIGKILL. Then:
- *   kill_exit_ms   how long it took to be reaped after the SIGKILL
- *                  (-1: not within kfrag.wait_s)
+ * the NFS mount (an NFSv3 SYMLINK, or an NFSv4 CREATE of a link, is a
+ * synchronous call whose target travels as a page through sendpage;
+ * kfrag.nfsvers= picks the version, guest/nfsmount.h); after
+ * kfrag.run_s seconds netem drops every packet (loss 100 %);
+ * kfrag.kill_after_s seconds later the process gets SIGKILL.
+ *
+ * kfrag.scenario=umount-f: kfrag.writers processes (2) loop on 64 KiB
+ * O_DIRECT writes, each to its own file, and stop at the first error
+ * (keeping the file open); after kfrag.run_s seconds the link drops every
+ * packet, and kfrag.kill_after_s seconds later (calls stuck, their data
+ * queued in the socket) comes umount -f (MNT_FORCE: the client ends the
+ * calls in flight with EIO; the umount itself fails, EBUSY: the files
+ * are open).
+ *
+ * Then, for both:
+ *   calls          symlink() calls / writes that returned before the kill
+ *   exit_ms        symlink-kill: how long until the process was reaped
+ *                  after the SIGKILL; umount-f: until every writer's
+ *                  write had failed after the umount -f (-1: not within
+ *                  kfrag.wait_s)
+ *   umount_f_ms    (umount-f) how long umount -f took to return, and
+ *                  umount_f_errno what it returned (EBUSY; 0: it did
+ *                  unmount, and the mount is made again after the link
+ *                  heals)
  *   heal_write_ms  the link healed, a new 4 KiB write + fsync on the
  *                  mount: how long it took (-1: not within kfrag.wait_s)
  *   umount_ms      umount of the mount (-1: not within kfrag.wait_s)
- *   symlinks       symlink() calls that returned before the kill
  * Exit 0 when every step finished in time, 1 otherwise (the KV lines say
  * which); 2/3/4 bad arguments, netem, mount.
  */
@@ -101,13 +118,15 @@ static long long timed_umount(long long wait_ms)
 	       WEXITSTATUS(status) == 0 ? now_ms() - t0 : -1;
 }
 
+static int heal_and_umount(long long wait_ms, int ok, int remount);
+
 static int symlink_kill(void)
 {
 	unsigned run_s = env_num("KFRAG_RUN_S", 3), kill_after = env_num("KFRAG_KILL_AFTER_S", 4);
-	long long wait_ms = env_num("KFRAG_WAIT_S", 60) * 1000LL, t_kill, exit_ms, write_ms, umount_ms;
+	long long wait_ms = env_num("KFRAG_WAIT_S", 60) * 1000LL, t_kill, exit_ms;
 	volatile unsigned long long *count = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 						   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	struct netem_spec hole, clear;
+	struct netem_spec hole;
 	char err[512], target[200];
 	int status = 0, ok = 1;
 	pid_t pid;
@@ -138,21 +157,89 @@ static int symlink_kill(void)
 		kill(pid, SIGKILL);
 		return 3;
 	}
-	printf("KFRAG-KV: symlinks_before_loss=%llu\n", *count);
+	printf("KFRAG-KV: calls_before_loss=%llu\n", *count);
 	fflush(stdout);
 	sleep(kill_after);
-	printf("KFRAG-KV: symlinks=%llu\n", *count);
+	printf("KFRAG-KV: calls=%llu\n", *count);
 	fflush(stdout);
 	t_kill = now_ms();
 	kill(pid, SIGKILL);
 	exit_ms = reap_within(pid, t_kill, wait_ms, &status);
-	printf("KFRAG-KV: kill_exit_ms=%lld\n", exit_ms);
+	printf("KFRAG-KV: exit_ms=%lld\n", exit_ms);
 	fflush(stdout);
 	ok &= exit_ms >= 0;
+	return heal_and_umount(wait_ms, ok, 0);
+}
+
+/*
+ * A step that stalls shows where: a child that, unless killed first,
+ * dumps the blocked tasks' stacks to the console after ms (SysRq w, or
+ * the key kfrag.stall_sysrq= names, e.g. t: every task).
+ */
+static pid_t stall_dump_after(long long ms)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		const char *key = getenv("KFRAG_STALL_SYSRQ");
+		const char *dbg = getenv("KFRAG_STALL_RPC_DEBUG");
+		int fd;
+
+		usleep(ms * 1000);
+		/* kfrag.stall_rpc_debug=FLAGS: sunrpc's dprintks for 300 ms */
+		fd = dbg ? open("/proc/sys/sunrpc/rpc_debug", O_WRONLY) : -1;
+		if (fd >= 0) {
+			if (write(fd, dbg, strlen(dbg)) > 0) {
+				usleep(300000);
+				lseek(fd, 0, SEEK_SET);
+				if (write(fd, "0", 1) != 1)
+					perror("rpc_debug");
+			}
+			close(fd);
+		}
+		fd = open("/proc/sysrq-trigger", O_WRONLY);
+		if (fd >= 0 && write(fd, key && *key ? key : "w", 1) == 1)
+			printf("KFRAG-KV: stall_dump=a step took over %lld ms: blocked tasks on the console\n", ms);
+		fflush(stdout);
+		_exit(0);
+	}
+	return pid;
+}
+
+static void stall_dump_cancel(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/*
+ * Both scenarios end so: the link healed, a write, the umount. remount:
+ * umount -f did unmount (the writers had closed their files in time), so
+ * the write needs the mount again.
+ */
+static int heal_and_umount(long long wait_ms, int ok, int remount)
+{
+	struct netem_spec clear;
+	char err[800];
+	long long write_ms, umount_ms;
+	pid_t dump;
+	int rc;
+
 	netem_parse("-", &clear, err, sizeof(err));
 	if (netem_setup("eth0", &clear, err, sizeof(err))) {
 		printf("KFRAG-KV: exits.error=healing the link: %s\n", err);
 		return 3;
+	}
+	dump = stall_dump_after(wait_ms / 2);
+	if (remount) {
+		rc = kfrag_nfs_mount(err, sizeof(err));
+		if (rc) {
+			stall_dump_cancel(dump);
+			printf("KFRAG-KV: exits.error=mounting again after umount -f: %s\n", err);
+			return rc;
+		}
 	}
 	write_ms = timed_write(wait_ms);
 	printf("KFRAG-KV: heal_write_ms=%lld\n", write_ms);
@@ -161,8 +248,97 @@ static int symlink_kill(void)
 	umount_ms = write_ms >= 0 ? timed_umount(wait_ms) : -1;
 	printf("KFRAG-KV: umount_ms=%lld\n", umount_ms);
 	fflush(stdout);
+	stall_dump_cancel(dump);
 	ok &= umount_ms >= 0;
 	return ok ? 0 : 1;
+}
+
+/*
+ * umount -f while O_DIRECT writers' calls are stuck on a dead link. The
+ * writers keep their files open after their write failed, so umount -f
+ * finds the mount busy (EBUSY) and leaves it: what is measured is how
+ * soon it ends the calls, not the unmount.
+ */
+static int umount_f(void)
+{
+	unsigned run_s = env_num("KFRAG_RUN_S", 3), kill_after = env_num("KFRAG_KILL_AFTER_S", 4);
+	unsigned writers = env_num("KFRAG_WRITERS", 2), i;
+	long long wait_ms = env_num("KFRAG_WAIT_S", 60) * 1000LL, t0, exit_ms = -1, uf_ms;
+	/* [0]: writes that returned; [1]: writers whose write failed */
+	volatile unsigned long long *count = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+						   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct netem_spec hole;
+	char err[512];
+	int status, ok = 1, uf_errno = 0;
+	pid_t pid[16], uf;
+
+	if (count == MAP_FAILED || writers < 1 || writers > 16)
+		return 2;
+	for (i = 0; i < writers; i++) {
+		pid[i] = fork();
+		if (pid[i] == 0) {
+			char name[64];
+			void *buf;
+			unsigned long long n;
+			int fd;
+
+			snprintf(name, sizeof(name), "/mnt/uf%u", i);
+			fd = open(name, O_CREAT | O_WRONLY | O_DIRECT, 0644);
+			if (fd < 0 || posix_memalign(&buf, 4096, 65536))
+				_exit(2);
+			memset(buf, 0x5a, 65536);
+			/* until the first error: umount -f's EIO */
+			for (n = 0; pwrite(fd, buf, 65536, (n % 16) * 65536) == 65536; n++)
+				__sync_fetch_and_add(&count[0], 1);
+			__sync_fetch_and_add(&count[1], 1);
+			for (;;)
+				pause();	/* the file stays open until SIGKILL */
+		}
+		if (pid[i] < 0)
+			return 2;
+	}
+	sleep(run_s);
+	netem_parse("loss=100", &hole, err, sizeof(err));
+	if (netem_setup("eth0", &hole, err, sizeof(err))) {
+		printf("KFRAG-KV: exits.error=%s\n", err);
+		for (i = 0; i < writers; i++)
+			kill(pid[i], SIGKILL);
+		return 3;
+	}
+	printf("KFRAG-KV: calls_before_loss=%llu\n", count[0]);
+	fflush(stdout);
+	sleep(kill_after);
+	printf("KFRAG-KV: calls=%llu\nKFRAG-KV: failed_before_umount_f=%llu\n", count[0], count[1]);
+	fflush(stdout);
+	t0 = now_ms();
+	uf = fork();
+	if (uf == 0)
+		_exit(umount2("/mnt", MNT_FORCE) ? errno : 0);
+	status = 0;
+	uf_ms = uf < 0 ? -1 : reap_within(uf, t0, wait_ms, &status);
+	if (uf_ms >= 0 && WIFEXITED(status))
+		uf_errno = WEXITSTATUS(status);
+	printf("KFRAG-KV: umount_f_ms=%lld\nKFRAG-KV: umount_f_errno=%d\n", uf_ms, uf_errno);
+	fflush(stdout);
+	ok &= uf_ms >= 0;
+	/* every writer's write failed (the calls ended) */
+	while (now_ms() - t0 < wait_ms) {
+		if (count[1] == writers) {
+			exit_ms = now_ms() - t0;
+			break;
+		}
+		usleep(5000);
+	}
+	printf("KFRAG-KV: exit_ms=%lld\n", exit_ms);
+	fflush(stdout);
+	ok &= exit_ms >= 0;
+	for (i = 0; i < writers; i++) {
+		kill(pid[i], SIGKILL);
+		if (reap_within(pid[i], now_ms(), wait_ms, &status) < 0)
+			ok = 0;
+	}
+	/* 0: it did unmount after all (it should not, with the files open) */
+	return heal_and_umount(wait_ms, ok, uf_ms >= 0 && uf_errno == 0);
 }
 
 int main(void)
@@ -171,8 +347,8 @@ int main(void)
 	char err[800];
 	int rc;
 
-	if (!scenario || strcmp(scenario, "symlink-kill")) {
-		printf("KFRAG-KV: exits.error=kfrag.scenario must be symlink-kill\n");
+	if (!scenario || (strcmp(scenario, "symlink-kill") && strcmp(scenario, "umount-f"))) {
+		printf("KFRAG-KV: exits.error=kfrag.scenario must be symlink-kill or umount-f\n");
 		return 2;
 	}
 	rc = kfrag_nfs_mount(err, sizeof(err));
@@ -180,5 +356,5 @@ int main(void)
 		printf("KFRAG-KV: exits.error=%s\n", err);
 		return rc;
 	}
-	return symlink_kill();
+	return strcmp(scenario, "umount-f") ? symlink_kill() : umount_f();
 }

@@ -6,6 +6,7 @@
  *
  *   KFRAG-INIT: start kernel=<release> uptime=<s since kernel start>
  *   KFRAG-NET: eth0 addr=<a.b.c.d>
+ *   KFRAG-KV: vcpus=<CPUs online>      (what the run really had)
  *   KFRAG-KV: <key>=<value>           (printed by the tests)
  *   KFRAG-RESULT: test=<name> status=pass|fail rc=<n>
  *
@@ -224,6 +225,7 @@ int main(void)
 	setenv("PATH", "/bin", 1);
 	uname(&u);
 	say("KFRAG-INIT: start kernel=%s uptime=%s\n", u.release, uptime());
+	say("KFRAG-KV: vcpus=%ld\n", sysconf(_SC_NPROCESSORS_ONLN));
 
 	test = parse_cmdline();
 	if (!test) {

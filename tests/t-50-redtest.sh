@@ -278,6 +278,43 @@ register redtest-series-default-clean t_redtest_series_default
 register redtest-vanilla-clean t_redtest_vanilla_clean
 register redtest-udp-vanilla-poisons-series-clean t_redtest_udp
 
+# NFSv4.0 and 4.1 (COMPOUND WRITEs, sessions for 4.1) on two vCPUs, the
+# default profile over TCP: vanilla poisons the wire (a second run if the
+# first shows nothing), the series does not, with every destructor
+# destroyed. The guest reports what the kernel mounted (mount.proc: the
+# version and minor version it negotiated) and how many CPUs it had.
+t_redtest_nfs4() {
+	local vers v p try minor
+	for vers in 4.0 4.1; do
+		minor=${vers#4.}
+		for v in vanilla series; do
+			for try in 1 2; do
+				NFSVERS=$vers VM_SMP=2 KERNEL=$(kernel_of $v) REDTEST_RUN=test-$v-nfs$vers \
+					SECS=${SECS:-20} scripts/redtest $v default tcp >/dev/null
+				R=$BUILD_DIR/redtest/test-$v-nfs$vers
+				grep -qE "^mount.proc=.* nfs4 .*[ ,]minorversion=$minor([, ]|$)" "$R/guest.kv" ||
+					{ echo "    $v: the kernel did not mount NFSv$vers:"; grep '^mount\.' "$R/guest.kv" | sed 's/^/    | /'; return 1; }
+				want vcpus 2 "$R/guest.kv"
+				p=$(kvget poisoned "$R/wire.kv")
+				echo "$v, NFSv$vers, 2 vCPUs, default profile, run $try: $(kvget writes "$R/guest.kv") writes," \
+					"$(kvget write_calls "$R/wire.kv") WRITE ops on the wire, $p poisoned," \
+					"$(kvget corrupted "$R/disk.kv") corrupted blocks"
+				[ $v = vanilla ] && [ "${p:-0}" -eq 0 ] || break
+			done
+			if [ $v = vanilla ]; then
+				[ "${p:-0}" -gt 0 ] || { echo "    vanilla gave no poisoned transmission over NFSv$vers in two runs"; return 1; }
+				continue
+			fi
+			want poisoned 0 "$R/wire.kv"
+			want corrupted 0 "$R/disk.kv"
+			want hung_writes 0 "$R/guest.kv"
+			dtor_series_ok
+			[ "$(kvget writes "$R/guest.kv")" -gt 100 ] || { echo "    too few writes to mean anything"; return 1; }
+		done
+	done
+}
+register redtest-nfs4-vanilla-poisons-series-clean t_redtest_nfs4
+
 # An isolated write on an idle link completes (no waiting for the next
 # packet): virtio-net with offloads (tap backend), NFS over UDP with
 # 1 KiB WRITEs - the last WRITE of each write() is the last packet sent

@@ -1,17 +1,34 @@
-# The ways out of an NFS call (scripts/exits): a SIGKILLed SYMLINK on a
-# dead link, vanilla beside the series, on 1 and 2 vCPUs. The series
-# froze a 1-vCPU guest here (a killed task spinning in rpc_exit_task)
-# and kept the process 60 s+ on 2 vCPUs, until patch 0045 let a killed
-# task leave its pages to the stack.
+# The ways out of an NFS call (scripts/exits), vanilla beside the series,
+# on 1 and 2 vCPUs, NFSv3 and NFSv4.1:
+# - symlink-kill: a SIGKILLed SYMLINK on a dead link (NFSv4's CREATE of a
+#   link sends its target as a page too). The series froze a 1-vCPU
+#   guest here (a killed task spinning in rpc_exit_task) and kept the
+#   process 60 s+ on 2 vCPUs, until patch 0045 let a killed task leave
+#   its pages to the stack.
+# - umount-f: umount -f while O_DIRECT writes are stuck on a dead link.
+#   The series kept the writes 60 s+ (their data queued in a socket that
+#   only TCP's give-up would free; vanilla: 15-30 ms) until patch 0045
+#   reset the connection for calls that rpc_killall_tasks() ended.
 # shellcheck shell=bash
 
 t_exits() {
 	local kv ks
 	kv=$(kernel_of vanilla)
 	ks=$(kernel_of series)
-	KERNEL_VANILLA=$kv KERNEL_SERIES=$ks EXITS_SMP="1 2" VM_TIMEOUT=150 scripts/exits symlink-kill
-	# the scenario must have caught a call in flight: SYMLINKs ran
-	awk -F'\t' 'NR > 1 && !($4 > 0) { bad = 1; print "    no symlink() returned before the kill: " $0 } END { exit bad }' \
+	KERNEL_VANILLA=$kv KERNEL_SERIES=$ks EXITS_SMP="1 2" EXITS_NFSVERS="3 4.1" VM_TIMEOUT=150 \
+		scripts/exits symlink-kill umount-f
+	# each scenario must have caught calls in flight: calls ran before,
+	# and umount -f found the writers' files open (EBUSY: it ended their
+	# calls, it did not unmount)
+	awk -F'\t' 'NR > 1 && !($5 > 0) { bad = 1; print "    no call returned before the kill or umount -f: " $0 } END { exit bad }' \
 		"$BUILD_DIR/results/exits.tsv"
+	local s nv smp v d n=0
+	while read -r s nv smp v; do
+		d=$BUILD_DIR/exits/$s-nfs$nv-smp$smp-$v
+		n=$((n + 1))
+		[ "$(kvget umount_f_errno "$d/guest.kv")" = 16 ] ||
+			{ echo "    $d: umount -f returned errno $(kvget umount_f_errno "$d/guest.kv"), not EBUSY"; return 1; }
+	done < <(awk -F'\t' '$1 == "umount-f" { print $1, $2, $3, $4 }' "$BUILD_DIR/results/exits.tsv")
+	[ $n = 8 ] || { echo "    $n umount-f runs in the table, not 8"; return 1; }
 }
-register exits-symlink-kill t_exits
+register exits-kill-and-umount-f t_exits
