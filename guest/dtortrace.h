@@ -36,6 +36,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +226,19 @@ static void dt_reader(void)
 		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
 		char *p, *nl;
 
+		if (dt_settle && settle_t0 < 0)
+			settle_t0 = dt_now_ms();
+		/*
+		 * Settled: none live (judged once the pipe is empty: what was
+		 * live has been seen) or DT_SETTLE_MS passed (however busy the
+		 * pipe is).
+		 */
+		if (settle_t0 >= 0 && settle_ms < 0 &&
+		    ((n <= 0 && d.live <= 0) || dt_now_ms() - settle_t0 >= DT_SETTLE_MS)) {
+			settle_ms = dt_now_ms() - settle_t0;
+			if (write(dt_settled[1], "s", 1) != 1)
+				failed = 1;
+		}
 		if (n > 0) {
 			len += n;
 			buf[len] = 0;
@@ -247,15 +261,6 @@ static void dt_reader(void)
 		}
 		if (stop)
 			break;
-		if (dt_settle && settle_t0 < 0)
-			settle_t0 = dt_now_ms();
-		/* the pipe is empty: what was live has been seen */
-		if (settle_t0 >= 0 && settle_ms < 0 &&
-		    (d.live <= 0 || dt_now_ms() - settle_t0 >= DT_SETTLE_MS)) {
-			settle_ms = dt_now_ms() - settle_t0;
-			if (write(dt_settled[1], "s", 1) != 1)
-				failed = 1;
-		}
 		usleep(20000);
 	}
 	close(fd);
@@ -326,8 +331,8 @@ static int dtortrace_start(void)
 
 static void dtortrace_report(int started)
 {
-	int status;
-	ssize_t n;
+	struct pollfd pfd;
+	int status, n;
 	char c;
 
 	if (started <= 0) {
@@ -337,9 +342,12 @@ static void dtortrace_report(int started)
 	}
 	/* what is still live when the mount is gone gets DT_SETTLE_MS */
 	kill(dt_pid, SIGUSR2);
-	while ((n = read(dt_settled[0], &c, 1)) < 0 && errno == EINTR)
+	/* the reader answers within DT_SETTLE_MS; a dead or stuck one not */
+	pfd.fd = dt_settled[0];
+	pfd.events = POLLIN;
+	while ((n = poll(&pfd, 1, DT_SETTLE_MS + 5000)) < 0 && errno == EINTR)
 		;
-	if (n != 1)
+	if (n != 1 || read(dt_settled[0], &c, 1) != 1)
 		printf("KFRAG-KV: dtor.error=the trace reader did not settle\n");
 	close(dt_settled[0]);
 	dt_write(DT_DIR "/tracing_on", "0");

@@ -23,6 +23,9 @@
  *                  after the SIGKILL; umount-f: until every writer's
  *                  write had failed after the umount -f (-1: not within
  *                  kfrag.wait_s)
+ *   nfs_tx_queue   (umount-f) bytes queued to the server, unacknowledged,
+ *                  just before umount -f (the stuck calls' data)
+ *   failed_before_umount_f  writers whose write failed before it (0)
  *   umount_f_ms    (umount-f) how long umount -f took to return, and
  *                  umount_f_errno what it returned (EBUSY; 0: it did
  *                  unmount, and the mount is made again after the link
@@ -254,6 +257,32 @@ static int heal_and_umount(long long wait_ms, int ok, int remount)
 }
 
 /*
+ * Bytes queued, not yet acknowledged, in the TCP sockets to the NFS port
+ * (kfrag.nfsport; /proc/net/tcp tx_queue): the stuck calls' data is
+ * there; -1 unknown.
+ */
+static long long nfs_tx_queue(void)
+{
+	char line[512];
+	unsigned rport, txq, port = env_num("KFRAG_NFSPORT", 2049);
+	long long sum = -1;
+	FILE *f = fopen("/proc/net/tcp", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		/* sl local_address rem_address(hex ip:port) st tx_queue:rx_queue */
+		if (sscanf(line, " %*u: %*x:%*x %*x:%x %*x %x:%*x", &rport, &txq) != 2)
+			continue;
+		if (sum < 0)
+			sum = 0;
+		if (rport == port)
+			sum += txq;
+	}
+	if (f)
+		fclose(f);
+	return sum;
+}
+
+/*
  * umount -f while O_DIRECT writers' calls are stuck on a dead link. The
  * writers keep their files open after their write failed, so umount -f
  * finds the mount busy (EBUSY) and leaves it: what is measured is how
@@ -308,7 +337,8 @@ static int umount_f(void)
 	printf("KFRAG-KV: calls_before_loss=%llu\n", count[0]);
 	fflush(stdout);
 	sleep(kill_after);
-	printf("KFRAG-KV: calls=%llu\nKFRAG-KV: failed_before_umount_f=%llu\n", count[0], count[1]);
+	printf("KFRAG-KV: calls=%llu\nKFRAG-KV: failed_before_umount_f=%llu\n"
+	       "KFRAG-KV: nfs_tx_queue=%lld\n", count[0], count[1], nfs_tx_queue());
 	fflush(stdout);
 	t0 = now_ms();
 	uf = fork();

@@ -310,6 +310,9 @@ t_redtest_nfs4() {
 			want hung_writes 0 "$R/guest.kv"
 			dtor_series_ok
 			[ "$(kvget writes "$R/guest.kv")" -gt 100 ] || { echo "    too few writes to mean anything"; return 1; }
+			# the link did its part: the series' pages were retransmitted
+			[ "$(kvget tcp_retrans_segments "$R/wire.kv")" -gt 100 ] ||
+				{ echo "    the link produced too few retransmissions to test anything"; return 1; }
 		done
 	done
 }
