@@ -175,13 +175,14 @@ static int symlink_kill(void)
 }
 
 /*
- * A step that stalls shows where: a child that, unless killed first,
- * dumps the blocked tasks' stacks to the console after ms (SysRq w, or
- * the key kfrag.stall_sysrq= names, e.g. t: every task).
+ * For a diagnosis (kfrag.stall_sysrq=KEY, e.g. w: the blocked tasks, t:
+ * every task): a child that, unless killed first, dumps the tasks' stacks
+ * to the console after ms. Off by default: vmrun takes a call trace on
+ * the console for a kernel error and fails the run.
  */
 static pid_t stall_dump_after(long long ms)
 {
-	pid_t pid = fork();
+	pid_t pid = getenv("KFRAG_STALL_SYSRQ") ? fork() : -1;
 
 	if (pid == 0) {
 		const char *key = getenv("KFRAG_STALL_SYSRQ");
@@ -201,7 +202,7 @@ static pid_t stall_dump_after(long long ms)
 			close(fd);
 		}
 		fd = open("/proc/sysrq-trigger", O_WRONLY);
-		if (fd >= 0 && write(fd, key && *key ? key : "w", 1) == 1)
+		if (fd >= 0 && write(fd, key, 1) == 1)
 			printf("KFRAG-KV: stall_dump=a step took over %lld ms: blocked tasks on the console\n", ms);
 		fflush(stdout);
 		_exit(0);
