@@ -20,6 +20,19 @@ dtor_series_ok() {
 	echo "destructors: $d, refs $(kvget dtor.refs "$R/guest.kv")"
 }
 
+# The series' TCP run in $R is clean, and was exposed: no poisoned
+# transmission, no corrupted block, no hung write, balanced destructors,
+# over > 100 writes with > 100 TCP retransmissions (the link did its part).
+series_clean_under_load() {
+	want poisoned 0 "$R/wire.kv"
+	want corrupted 0 "$R/disk.kv"
+	want hung_writes 0 "$R/guest.kv"
+	dtor_series_ok
+	[ "$(kvget writes "$R/guest.kv")" -gt 100 ] || { echo "    too few writes to mean anything"; return 1; }
+	[ "$(kvget tcp_retrans_segments "$R/wire.kv")" -gt 100 ] ||
+		{ echo "    the link produced too few retransmissions to test anything"; return 1; }
+}
+
 t_oracle_wire() {
 	local f=$1
 	fx "$f" "$SCRATCH/$f.pcap"
@@ -224,14 +237,7 @@ register redtest-mount-failure t_mount_fails
 # poisoned transmission, no corrupted block, no hung write.
 t_redtest_series_default() {
 	redtest_run series default tcp
-	want poisoned 0 "$R/wire.kv"
-	want corrupted 0 "$R/disk.kv"
-	want hung_writes 0 "$R/guest.kv"
-	dtor_series_ok
-	[ "$(kvget writes "$R/guest.kv")" -gt 100 ] || { echo "    too few writes to mean anything"; return 1; }
-	# the link did its part: duplicates and TCP retransmissions happened
-	[ "$(kvget tcp_retrans_segments "$R/wire.kv")" -gt 100 ] ||
-		{ echo "    the link produced too few retransmissions to test anything"; return 1; }
+	series_clean_under_load
 	echo "series, default profile: $(kvget writes "$R/guest.kv") writes, 0 poisoned," \
 		"$(kvget tcp_retrans_segments "$R/wire.kv") retransmitted segments"
 }
@@ -305,14 +311,7 @@ t_redtest_nfs4() {
 				[ "${p:-0}" -gt 0 ] || { echo "    vanilla gave no poisoned transmission over NFSv$vers in two runs"; return 1; }
 				continue
 			fi
-			want poisoned 0 "$R/wire.kv"
-			want corrupted 0 "$R/disk.kv"
-			want hung_writes 0 "$R/guest.kv"
-			dtor_series_ok
-			[ "$(kvget writes "$R/guest.kv")" -gt 100 ] || { echo "    too few writes to mean anything"; return 1; }
-			# the link did its part: the series' pages were retransmitted
-			[ "$(kvget tcp_retrans_segments "$R/wire.kv")" -gt 100 ] ||
-				{ echo "    the link produced too few retransmissions to test anything"; return 1; }
+			series_clean_under_load
 		done
 	done
 }
