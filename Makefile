@@ -31,7 +31,7 @@ faults: deps      # robustness scenarios, vanilla beside series
 	@scripts/faults
 faults-debug: deps
 	@DEBUG=1 scripts/faults
-acceptance: deps  # every profile, TCP and UDP, >= 100,000 series writes
+acceptance: deps  # every profile, NFSv3 TCP+UDP and NFSv4.1 TCP, 2 vCPUs, >= 100,000 series writes
 	@scripts/acceptance
 soak: deps        # 30 min of the hostile profile, 8 writers -> docs/results/soak.md
 	@scripts/soak
