@@ -27,6 +27,9 @@
  *                                            or the reader failed: the
  *                                            counts below are partial)
  *     dtor.inits dtor.destroys dtor.refs dtor.unrefs
+ *     dtor.destroys_irqs_off   destroys whose last reference went with
+ *                        interrupts off (netpoll; kernels whose event
+ *                        records it)
  *     dtor.live_at_end   initialised, not destroyed
  *     dtor.bad           events that break the rules (the first few are
  *                        named in dtor.bad.N lines)
@@ -71,7 +74,7 @@ struct dt_slot {
 
 struct dt_state {
 	struct dt_slot *t;
-	unsigned long long inits, destroys, refs, unrefs, bad;
+	unsigned long long inits, destroys, destroys_irqs_off, refs, unrefs, bad;
 	long long live;	/* initialised, not destroyed, so far */
 	unsigned long long unparsed;	/* lines not understood: the verdict fails on any */
 	int full;	/* more destructors than DT_SLOTS */
@@ -136,6 +139,7 @@ static void dt_line(struct dt_state *d, char *line)
 		s->balance = 1;
 	} else if (!strcmp(ev, "destroy")) {
 		d->destroys++;
+		d->destroys_irqs_off += strstr(e, " irqs_off=1") != NULL;
 		if (!s->live || !s->zero)
 			why = s->live ? "destroy before the count reached 0" :
 				"second destroy";
@@ -273,6 +277,7 @@ static void dt_reader(void)
 			       "balance=%ld\n", d.bad, s->addr, s->balance);
 	}
 	printf("KFRAG-KV: dtor.settle_ms=%lld\n", settle_ms);
+	printf("KFRAG-KV: dtor.destroys_irqs_off=%llu\n", d.destroys_irqs_off);
 	printf("KFRAG-KV: dtor.trace=%s\nKFRAG-KV: dtor.inits=%llu\nKFRAG-KV: dtor.destroys=%llu\n"
 	       "KFRAG-KV: dtor.refs=%llu\nKFRAG-KV: dtor.unrefs=%llu\nKFRAG-KV: dtor.live_at_end=%llu\n"
 	       "KFRAG-KV: dtor.bad=%llu\nKFRAG-KV: dtor.unparsed=%llu\n",

@@ -25,6 +25,10 @@
  *     server for d seconds (netem loss=100), then restore the profile
  *   KFRAG_UMOUNT_F_AT s: umount -f (MNT_FORCE: aborts the calls in flight)
  *   KFRAG_CYCLES n: n mount, write, umount cycles before the workload
+ *   KFRAG_KMSG_MS ms: a child writes a 1,100-byte line to /dev/kmsg every
+ *     ms during the writers' run (kmsg_lines= how many): with netconsole
+ *     on the NIC, each line is two netpoll sends with interrupts off, and
+ *     netpoll frees the NIC's sent skbs there
  *   KFRAG_ERRORS_OK 1: a failed write (EIO from a soft mount) is counted,
  *     its units may hold either generation, and the writer goes on
  * Host self-test (tests/t-54-disk-drain.sh):
@@ -407,6 +411,42 @@ static void kmemleak_report(void)
 	fflush(stdout);
 }
 
+/*
+ * KFRAG_KMSG_MS: printk a line longer than netconsole's 1,000-byte chunk
+ * every ms until *stop: the console is written with interrupts off, and
+ * netpoll's second send frees the skbs its first one reclaimed from the
+ * NIC. Returns the child's pid, 0 when not asked for, -1 on failure.
+ */
+static pid_t kmsg_start(unsigned ms, volatile int *stopflag, unsigned long long *lines)
+{
+	char line[1101];
+	pid_t pid;
+	int fd;
+
+	if (!ms)
+		return 0;
+	fd = open("/dev/kmsg", O_WRONLY);
+	if (fd < 0) {
+		printf("KFRAG-KV: kmsg.error=open /dev/kmsg: %s\n", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid) {
+		close(fd);
+		return pid;
+	}
+	memset(line, 'k', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\n';
+	memcpy(line, "<6>kfrag-kmsg ", 14);
+	while (!*stopflag) {
+		if (write(fd, line, sizeof(line)) != (ssize_t)sizeof(line))
+			_exit(1);
+		__sync_fetch_and_add(lines, 1);
+		usleep(ms * 1000);
+	}
+	_exit(0);
+}
+
 int main(void)
 {
 	struct netem_spec ns;
@@ -421,7 +461,8 @@ int main(void)
 	unsigned long long busy0, total0, busy1, total1, ctxt0, ctxt1;
 	uint32_t *lat;
 	int rc, tracing, unexpected = 0;
-	pid_t pids[MAXWRITERS];
+	pid_t pids[MAXWRITERS], kmsg_pid;
+	unsigned long long *kmsg_lines;
 	int wstatus[MAXWRITERS] = { 0 };
 	/* ended: reaped, wstatus holds how; ours: we sent it SIGKILL (1 KILL_AT, 2 the drain) */
 	char ended[MAXWRITERS] = { 0 }, ours[MAXWRITERS] = { 0 }, alive_at_stop[MAXWRITERS] = { 0 };
@@ -515,7 +556,10 @@ int main(void)
 	unsure = mmap(NULL, nwriters * units, PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	stop = mmap(NULL, sizeof(*stop), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (ws == MAP_FAILED || gens == MAP_FAILED || unsure == MAP_FAILED || stop == MAP_FAILED) {
+	kmsg_lines = mmap(NULL, sizeof(*kmsg_lines), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			  -1, 0);
+	if (ws == MAP_FAILED || gens == MAP_FAILED || unsure == MAP_FAILED || stop == MAP_FAILED ||
+	    kmsg_lines == MAP_FAILED) {
 		kv_error("mmap failed");
 		return 5;
 	}
@@ -526,6 +570,9 @@ int main(void)
 	t0 = now_us();
 	end_us = t0 + (uint64_t)secs * 1000000;
 	fflush(stdout);
+	kmsg_pid = kmsg_start(env_num("KFRAG_KMSG_MS", 0), stop, kmsg_lines);
+	if (kmsg_pid < 0)
+		return 5;
 	for (w = 0; w < nwriters; w++) {
 		pids[w] = fork();
 		if (pids[w] == 0)
@@ -622,6 +669,13 @@ int main(void)
 	}
 	*stop = 1;
 	drain_end = now_us();
+	if (kmsg_pid > 0) {
+		int st;
+
+		if (waitpid(kmsg_pid, &st, 0) != kmsg_pid || !WIFEXITED(st) || WEXITSTATUS(st))
+			printf("KFRAG-KV: kmsg.error=the /dev/kmsg writer failed\n");
+		printf("KFRAG-KV: kmsg_lines=%llu\n", *kmsg_lines);
+	}
 	drain_ms = stopped && drain_end > end_us ? (drain_end - end_us) / 1000 : 0;
 	wall = drain_end - t0;
 	KFRAG_INSN_STOP(1);
