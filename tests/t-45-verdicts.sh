@@ -166,3 +166,35 @@ register dtor-verdict t_dtor_verdict
 register kmemleak-count-required t_kmemleak_ok
 register dtor-ok t_dtor_ok
 register zerocopy-expected t_zerocopy_expected
+
+# The guest's trace rules (guest/dtortrace.h, through host/dtcheck) on
+# traces with a known answer. On SMP a ref or unref can reach the trace
+# after the slot's next init (its CPU stalled between the operation and
+# the event): that is carried, counted in dtor.late, and must be made up
+# by the end; an imbalance that is not, or a count below zero, is bad.
+t_dtortrace_rules() {
+	make -s host >/dev/null || return 1
+	local f=$SCRATCH/trace
+	ev() { printf '  kfrag-1 [000] 1.0: skb_frag_destructor_%s: destructor=ffff88001b8bdd98%s\n' "$1" "$2"; }
+	dtc() { "$BUILD_DIR/host/dtcheck" < "$f" | sed "s/^KFRAG-KV: //" > "$f.kv"; }
+	{ ev init " ref=1"; ev ref " ref=2"; ev unref " ref=1"; ev unref " ref=0"; ev destroy " irqs_off=0"
+	  ev init " ref=1"; ev unref " ref=0"; ev destroy " irqs_off=1"; } > "$f"
+	dtc && want dtor.bad 0 "$f.kv" && want dtor.late 0 "$f.kv" && want dtor.destroys 2 "$f.kv" &&
+		want dtor.destroys_irqs_off 1 "$f.kv" || return 1
+	# a ref of the first lifetime, in the trace after the second init
+	{ ev init " ref=1"; ev unref " ref=1"; ev unref " ref=0"; ev destroy " irqs_off=0"
+	  ev init " ref=1"; ev ref " ref=2"; ev unref " ref=0"; ev destroy " irqs_off=0"; } > "$f"
+	dtc && want dtor.bad 0 "$f.kv" && want dtor.late 1 "$f.kv" || return 1
+	# a ref never unreferenced: carried at the second init, still owed at the end
+	{ ev init " ref=1"; ev ref " ref=2"; ev unref " ref=0"; ev destroy " irqs_off=0"
+	  ev init " ref=1"; ev unref " ref=0"; ev destroy " irqs_off=0"; } > "$f"
+	dtc && want dtor.bad 1 "$f.kv" || return 1
+	# init before the count reached 0, a count below zero, a second destroy
+	{ ev init " ref=1"; ev init " ref=1"; } > "$f"
+	dtc && want dtor.bad 1 "$f.kv" || return 1
+	{ ev init " ref=1"; ev unref " ref=0"; ev destroy " irqs_off=0"; ev unref " ref=-1"; } > "$f"
+	dtc && [ "$(kvget dtor.bad "$f.kv")" -ge 1 ] || { echo "    a count below zero was not bad"; return 1; }
+	{ ev init " ref=1"; ev unref " ref=0"; ev destroy " irqs_off=0"; ev destroy " irqs_off=0"; } > "$f"
+	dtc && want dtor.bad 1 "$f.kv"
+}
+register dtortrace-rules t_dtortrace_rules
