@@ -34,7 +34,7 @@ t_exits() {
 register exits-kill-and-umount-f t_exits
 
 # destroy() with interrupts off (issue 14, defect 6): netconsole on a
-# virtio NIC, a 1,100-byte printk every 100 ms during the writes. Each is
+# virtio NIC, a 1,100-byte printk every 10 ms during the writes. Each is
 # two netpoll sends with interrupts off: the first frees the NIC's sent
 # skbs onto the completion queue, the second frees them for good, the
 # last reference to an RPC's pages among them. The series as of 2a5fd1b
