@@ -28,10 +28,11 @@
  *                                            counts below are partial)
  *     dtor.inits dtor.destroys dtor.refs dtor.unrefs
  *     dtor.destroys_irqs_off   destroys whose last reference went with
- *                        interrupts off (netpoll; kernels whose event
- *                        records it)
- *     dtor.late          inits that came before all events of the
- *                        previous lifetime were in the trace (SMP)
+ *                        interrupts off (netpoll), from the context
+ *                        flags of options/latency-format
+ *     dtor.destroys_noflags    destroys whose line had no such flags
+ *     dtor.late          inits at which earlier lifetimes still owed
+ *                        unref events (SMP: they came after the init)
  *     dtor.live_at_end   initialised, not destroyed
  *     dtor.bad           events that break the rules (the first few are
  *                        named in dtor.bad.N lines)
@@ -77,7 +78,7 @@ struct dt_slot {
 
 struct dt_state {
 	struct dt_slot *t;
-	unsigned long long inits, destroys, destroys_irqs_off, refs, unrefs, bad, late;
+	unsigned long long inits, destroys, destroys_irqs_off, destroys_noflags, refs, unrefs, bad, late;
 	long long live;	/* initialised, not destroyed, so far */
 	unsigned long long unparsed;	/* lines not understood: the verdict fails on any */
 	int full;	/* more destructors than DT_SLOTS */
@@ -97,6 +98,34 @@ static struct dt_slot *dt_slot(struct dt_slot *t, unsigned long a)
 		}
 	}
 	return NULL;
+}
+
+/*
+ * Whether the event that starts at e in line was recorded with
+ * interrupts off. With options/latency-format every line begins
+ * "comm-pid cpu" and the context flags, in one word, e.g. "1d.s2": the
+ * CPU's number, 'd' when interrupts were off ('.' when on, 'X' when the
+ * arch cannot tell), '.' or 'N' (need_resched), '.', 'h', 's' or 'H'
+ * (hard/soft interrupt). The last such word before the event is it.
+ */
+static int dt_irqs_off(const char *line, const char *e)
+{
+	const char *p = line, *t, *w;
+	int off = -1;
+
+	while (p < e) {
+		p += strspn(p, " \t");
+		t = w = p;
+		p += strcspn(p, " \t");
+		if (p > e)
+			break;
+		while (w < p && *w >= '0' && *w <= '9')
+			w++;
+		if (w > t && p - w >= 3 && strchr("dX.", w[0]) && strchr("N.", w[1]) &&
+		    strchr("Hhs.", w[2]))
+			off = w[0] == 'd';
+	}
+	return off;
 }
 
 /* One line of the trace: check it against the rules, count it. */
@@ -129,32 +158,41 @@ static void dt_line(struct dt_state *d, char *line)
 	 * context's operation and its event, even after the destroy
 	 * event. So the rules are on values, which the operations
 	 * return atomically, and on each destructor's balance, not on
-	 * the order. With two CPUs an event can even land after the
-	 * next init: the CPU that did the operation stalls (a vCPU thread
-	 * the host put aside) while the other frees the request, and its
-	 * task takes the slot again. A lifetime's imbalance at the next
-	 * init is carried (dtor.late counts those inits) and must be
-	 * made up by events still to come: at the end, every destructor's
-	 * refs and unrefs balance over all its lifetimes.
+	 * the order. With two CPUs an unref's event can even land after
+	 * the next init: the CPU that dropped a reference stalls before
+	 * its event (a vCPU thread the host put aside) while the other
+	 * drops the last one, frees the request, and its task takes the
+	 * slot again. Unrefs a lifetime still owes at the next init are
+	 * carried (dtor.late counts the inits at which some were owed)
+	 * and must be made up by events still to come: at the end, every
+	 * destructor's refs and unrefs balance over all its lifetimes.
 	 */
 	if (!strcmp(ev, "init")) {
 		d->inits++;
 		if (s->open && (s->live || !s->zero))
 			why = s->live ? "init of a live destructor" :
 				"init before the previous lifetime's count reached 0";
-		if (s->open && s->balance + s->carry) {
-			s->carry += s->balance;
-			d->late++;
-		} else {
-			s->carry = 0;
-		}
+		/*
+		 * Only an unref's event can come after the next init: a
+		 * ref is an additional reference taken by a caller that
+		 * holds one, so the count cannot reach 0 before that CPU
+		 * goes on. Events short of refs mean a reference was
+		 * dropped before it was taken: a double unref.
+		 */
+		if (s->open && s->balance + s->carry < 0 && !why)
+			why = "a ref reached the trace after the next init (a double unref)";
+		s->carry = s->open ? s->carry + s->balance : 0;
+		d->late += s->carry > 0;
 		d->live += !s->live;
 		s->live = s->open = 1;
 		s->zero = 0;
 		s->balance = 1;
 	} else if (!strcmp(ev, "destroy")) {
 		d->destroys++;
-		d->destroys_irqs_off += strstr(e, " irqs_off=1") != NULL;
+		switch (dt_irqs_off(line, e)) {
+		case 1: d->destroys_irqs_off++; break;
+		case -1: d->destroys_noflags++; break;
+		}
 		if (!s->live || !s->zero)
 			why = s->live ? "destroy before the count reached 0" :
 				"second destroy";
@@ -302,8 +340,8 @@ static void dt_reader(void)
 	close(fd);
 	live = dt_end(&d);
 	printf("KFRAG-KV: dtor.settle_ms=%lld\n", settle_ms);
-	printf("KFRAG-KV: dtor.destroys_irqs_off=%llu\nKFRAG-KV: dtor.late=%llu\n", d.destroys_irqs_off,
-	       d.late);
+	printf("KFRAG-KV: dtor.destroys_irqs_off=%llu\nKFRAG-KV: dtor.destroys_noflags=%llu\n"
+	       "KFRAG-KV: dtor.late=%llu\n", d.destroys_irqs_off, d.destroys_noflags, d.late);
 	printf("KFRAG-KV: dtor.trace=%s\nKFRAG-KV: dtor.inits=%llu\nKFRAG-KV: dtor.destroys=%llu\n"
 	       "KFRAG-KV: dtor.refs=%llu\nKFRAG-KV: dtor.unrefs=%llu\nKFRAG-KV: dtor.live_at_end=%llu\n"
 	       "KFRAG-KV: dtor.bad=%llu\nKFRAG-KV: dtor.unparsed=%llu\n",
@@ -336,6 +374,11 @@ static int dtortrace_start(void)
 	dt_write(DT_DIR "/trace", "");
 	/* the reader keeps up; this covers its scheduling delays */
 	dt_write(DT_DIR "/buffer_size_kb", "16384");
+	/* the context flags of each event: dt_irqs_off() reads them */
+	if (dt_write(DT_DIR "/options/latency-format", "1")) {
+		printf("KFRAG-KV: dtor.error=options/latency-format: %s\n", strerror(errno));
+		return -2;
+	}
 	for (i = 0; i < 4; i++) {
 		snprintf(p, sizeof(p), DT_DIR "/events/skb/skb_frag_destructor_%s/enable", ev[i]);
 		if (dt_write(p, "1")) {

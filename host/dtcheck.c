@@ -3,7 +3,7 @@
  * guest's reader applies them to trace_pipe (the same code): the tests
  * give it traces with a known verdict. Prints the KV lines
  * dtor.inits/destroys/late/live_at_end/bad/
- * unparsed/destroys_irqs_off; vmrun strips the KFRAG-KV: prefix, the test too (and dtor.bad.N reasons).
+ * unparsed/destroys_irqs_off/destroys_noflags; vmrun strips the KFRAG-KV: prefix, the test too (and dtor.bad.N reasons).
  */
 #include "../guest/dtortrace.h"
 
@@ -30,7 +30,8 @@ int main(void)
 	live = dt_end(&d);
 	printf("KFRAG-KV: dtor.inits=%llu\nKFRAG-KV: dtor.destroys=%llu\nKFRAG-KV: dtor.late=%llu\n"
 	       "KFRAG-KV: dtor.live_at_end=%llu\nKFRAG-KV: dtor.bad=%llu\nKFRAG-KV: dtor.unparsed=%llu\n"
-	       "KFRAG-KV: dtor.destroys_irqs_off=%llu\n",
-	       d.inits, d.destroys, d.late, live, d.bad, d.unparsed, d.destroys_irqs_off);
+	       "KFRAG-KV: dtor.destroys_irqs_off=%llu\nKFRAG-KV: dtor.destroys_noflags=%llu\n",
+	       d.inits, d.destroys, d.late, live, d.bad, d.unparsed, d.destroys_irqs_off,
+	       d.destroys_noflags);
 	return 0;
 }

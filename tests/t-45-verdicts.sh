@@ -168,33 +168,60 @@ register dtor-ok t_dtor_ok
 register zerocopy-expected t_zerocopy_expected
 
 # The guest's trace rules (guest/dtortrace.h, through host/dtcheck) on
-# traces with a known answer. On SMP a ref or unref can reach the trace
-# after the slot's next init (its CPU stalled between the operation and
-# the event): that is carried, counted in dtor.late, and must be made up
-# by the end; an imbalance that is not, or a count below zero, is bad.
+# traces with a known answer. On SMP an unref can reach the trace after
+# the slot's next init (its CPU stalled between the operation and the
+# event): the unrefs owed are carried, counted in dtor.late, and must be
+# made up by the end. A ref cannot be late so (its caller holds a
+# reference): refs owed at an init are a double unref, bad at once; so
+# are unrefs never made up, and a count below zero.
+# dtr_ev EVENT ARGS [FLAGS]: a trace_pipe line as options/latency-format
+# prints it (comm-pid, then CPU 1 and the context flags, "...1" unless
+# given: d.s1 is interrupts off, in a softirq)
+dtr_ev() {
+	printf '  kfrag-re-609     1%s 6573us : skb_frag_destructor_%s: destructor=ffff88001b8bdd98%s\n' \
+		"${3:-...1}" "$1" "$2"
+}
+# dtr_check: the guest's rules on the trace in $f, the report in $f.kv
+dtr_check() { "$BUILD_DIR/host/dtcheck" < "$f" | sed "s/^KFRAG-KV: //" > "$f.kv"; }
 t_dtortrace_rules() {
 	make -s host >/dev/null || return 1
 	local f=$SCRATCH/trace
-	ev() { printf '  kfrag-1 [000] 1.0: skb_frag_destructor_%s: destructor=ffff88001b8bdd98%s\n' "$1" "$2"; }
-	dtc() { "$BUILD_DIR/host/dtcheck" < "$f" | sed "s/^KFRAG-KV: //" > "$f.kv"; }
-	{ ev init " ref=1"; ev ref " ref=2"; ev unref " ref=1"; ev unref " ref=0"; ev destroy " irqs_off=0"
-	  ev init " ref=1"; ev unref " ref=0"; ev destroy " irqs_off=1"; } > "$f"
-	dtc && want dtor.bad 0 "$f.kv" && want dtor.late 0 "$f.kv" && want dtor.destroys 2 "$f.kv" &&
+	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""
+	  dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy "" d.s1; } > "$f"
+	dtr_check && want dtor.bad 0 "$f.kv" && want dtor.late 0 "$f.kv" && want dtor.destroys 2 "$f.kv" &&
 		want dtor.destroys_irqs_off 1 "$f.kv" || return 1
-	# a ref of the first lifetime, in the trace after the second init
-	{ ev init " ref=1"; ev unref " ref=1"; ev unref " ref=0"; ev destroy " irqs_off=0"
-	  ev init " ref=1"; ev ref " ref=2"; ev unref " ref=0"; ev destroy " irqs_off=0"; } > "$f"
-	dtc && want dtor.bad 0 "$f.kv" && want dtor.late 1 "$f.kv" || return 1
+	# an unref of the first lifetime (it left 1), in the trace after the second init
+	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=0"; dtr_ev destroy ""
+	  dtr_ev init " ref=1"; dtr_ev unref " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""; } > "$f"
+	dtr_check && want dtor.bad 0 "$f.kv" && want dtor.late 1 "$f.kv" || return 1
+	# ... after the third init: still owed at the second, made up in the third
+	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=0"; dtr_ev destroy ""
+	  dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""
+	  dtr_ev init " ref=1"; dtr_ev unref " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""; } > "$f"
+	dtr_check && want dtor.bad 0 "$f.kv" && want dtor.late 2 "$f.kv" || return 1
+	# owed at the second init, never made up over two more lifetimes
+	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=0"; dtr_ev destroy ""
+	  dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""
+	  dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""; } > "$f"
+	dtr_check && want dtor.bad 1 "$f.kv" || return 1
+	# a ref after the next init cannot be SMP lateness: the first lifetime
+	# dropped a reference before it was taken (a double unref)
+	{ dtr_ev init " ref=1"; dtr_ev unref " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""
+	  dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=0"; dtr_ev destroy ""; } > "$f"
+	dtr_check && [ "$(kvget dtor.bad "$f.kv")" -ge 1 ] || { echo "    a ref after the next init was not bad"; return 1; }
 	# a ref never unreferenced: carried at the second init, still owed at the end
-	{ ev init " ref=1"; ev ref " ref=2"; ev unref " ref=0"; ev destroy " irqs_off=0"
-	  ev init " ref=1"; ev unref " ref=0"; ev destroy " irqs_off=0"; } > "$f"
-	dtc && want dtor.bad 1 "$f.kv" || return 1
+	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=0"; dtr_ev destroy ""
+	  dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""; } > "$f"
+	dtr_check && want dtor.bad 1 "$f.kv" || return 1
 	# init before the count reached 0, a count below zero, a second destroy
-	{ ev init " ref=1"; ev init " ref=1"; } > "$f"
-	dtc && want dtor.bad 1 "$f.kv" || return 1
-	{ ev init " ref=1"; ev unref " ref=0"; ev destroy " irqs_off=0"; ev unref " ref=-1"; } > "$f"
-	dtc && [ "$(kvget dtor.bad "$f.kv")" -ge 1 ] || { echo "    a count below zero was not bad"; return 1; }
-	{ ev init " ref=1"; ev unref " ref=0"; ev destroy " irqs_off=0"; ev destroy " irqs_off=0"; } > "$f"
-	dtc && want dtor.bad 1 "$f.kv"
+	{ dtr_ev init " ref=1"; dtr_ev init " ref=1"; } > "$f"
+	dtr_check && want dtor.bad 1 "$f.kv" || return 1
+	{ dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""; dtr_ev unref " ref=-1"; } > "$f"
+	dtr_check && [ "$(kvget dtor.bad "$f.kv")" -ge 1 ] || { echo "    a count below zero was not bad"; return 1; }
+	{ dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""; dtr_ev destroy ""; } > "$f"
+	dtr_check && want dtor.bad 1 "$f.kv" || return 1
+	# a line without latency-format's context flags: counted, not guessed
+	printf '  kfrag-1 [000] 1.0: skb_frag_destructor_destroy: destructor=ffff88001b8bdd98\n' > "$f"
+	dtr_check && want dtor.destroys_noflags 1 "$f.kv" && want dtor.destroys_irqs_off 0 "$f.kv"
 }
 register dtortrace-rules t_dtortrace_rules
