@@ -123,7 +123,7 @@ static int dt_irqs_off(const char *line, const char *e)
 			w++;
 		if (w > t && p - w >= 3 && strchr("dX.", w[0]) && strchr("N.", w[1]) &&
 		    strchr("Hhs.", w[2]))
-			off = w[0] == 'd';
+			off = w[0] == 'd' ? 1 : w[0] == '.' ? 0 : -1;	/* X: cannot tell */
 	}
 	return off;
 }

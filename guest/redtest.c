@@ -98,6 +98,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "../common/insnmark.h"
@@ -325,20 +326,28 @@ static void rpc_debug_set(const char *v)
 	}
 }
 
+static int rpc_debug_ours; /* turned on by a hang, not asked for */
+
 static void rpc_show_tasks(void)
 {
 	rpc_debug_set(env_str("KFRAG_RPC_DEBUG", "129"));
+	rpc_debug_ours = !getenv("KFRAG_RPC_DEBUG");
 }
 
 /*
  * The drain is over: sunrpc's log goes to the console too, and would
  * split the report's lines (a destructor count with an RPC message in
- * it). Off again, unless asked for from the start.
+ * it). Off again if a hang turned it on (the write lists the tasks
+ * left once more); kept when asked for from the start.
  */
 static void rpc_debug_quiet(void)
 {
-	if (!getenv("KFRAG_RPC_DEBUG"))
+	if (rpc_debug_ours) {
+		fflush(stdout);
+		tcdrain(1);
 		rpc_debug_set("0");
+		rpc_debug_ours = 0;
+	}
 }
 
 static int cmp_u32(const void *a, const void *b)
