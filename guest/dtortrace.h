@@ -235,6 +235,17 @@ static unsigned long long dt_end(struct dt_state *d)
 	return live;
 }
 
+/* The counts, as KV lines; trace: complete or lost. */
+static void dt_print(const struct dt_state *d, unsigned long long live, const char *trace)
+{
+	printf("KFRAG-KV: dtor.trace=%s\nKFRAG-KV: dtor.inits=%llu\nKFRAG-KV: dtor.destroys=%llu\n"
+	       "KFRAG-KV: dtor.destroys_irqs_off=%llu\nKFRAG-KV: dtor.destroys_noflags=%llu\n"
+	       "KFRAG-KV: dtor.refs=%llu\nKFRAG-KV: dtor.unrefs=%llu\nKFRAG-KV: dtor.late=%llu\n"
+	       "KFRAG-KV: dtor.live_at_end=%llu\nKFRAG-KV: dtor.bad=%llu\nKFRAG-KV: dtor.unparsed=%llu\n",
+	       trace, d->inits, d->destroys, d->destroys_irqs_off, d->destroys_noflags, d->refs,
+	       d->unrefs, d->late, live, d->bad, d->unparsed);
+}
+
 static unsigned long long dt_overruns(void)
 {
 	unsigned long long sum = 0, n;
@@ -340,13 +351,7 @@ static void dt_reader(void)
 	close(fd);
 	live = dt_end(&d);
 	printf("KFRAG-KV: dtor.settle_ms=%lld\n", settle_ms);
-	printf("KFRAG-KV: dtor.destroys_irqs_off=%llu\nKFRAG-KV: dtor.destroys_noflags=%llu\n"
-	       "KFRAG-KV: dtor.late=%llu\n", d.destroys_irqs_off, d.destroys_noflags, d.late);
-	printf("KFRAG-KV: dtor.trace=%s\nKFRAG-KV: dtor.inits=%llu\nKFRAG-KV: dtor.destroys=%llu\n"
-	       "KFRAG-KV: dtor.refs=%llu\nKFRAG-KV: dtor.unrefs=%llu\nKFRAG-KV: dtor.live_at_end=%llu\n"
-	       "KFRAG-KV: dtor.bad=%llu\nKFRAG-KV: dtor.unparsed=%llu\n",
-	       failed || d.full || dt_overruns() ? "lost" : "complete",
-	       d.inits, d.destroys, d.refs, d.unrefs, live, d.bad, d.unparsed);
+	dt_print(&d, live, failed || d.full || dt_overruns() ? "lost" : "complete");
 	fflush(stdout);
 	_exit(0);
 }

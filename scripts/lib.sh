@@ -138,11 +138,18 @@ wire_covers() {
 }
 
 # variant_kernel VARIANT: the bzImage of VARIANT: $KERNEL_<VARIANT> if set
-# (e.g. KERNEL_SERIES, so a caller that built it need not build again),
-# else built by scripts/build-kernel. Fails if the build fails.
+# (e.g. KERNEL_SERIES, so a caller that built it need not build again;
+# a path that is no file is an error), else built by scripts/build-kernel.
+# Fails if the build fails.
 variant_kernel() {
 	local k=KERNEL_${1^^}
-	if [ -n "${!k:-}" ]; then echo "${!k}"; else "$TOP/scripts/build-kernel" "$1"; fi
+	if [ -z "${!k:-}" ]; then
+		"$TOP/scripts/build-kernel" "$1"
+	elif [ -f "${!k}" ]; then
+		echo "${!k}"
+	else
+		die "$k=${!k}: no such kernel" "fix: unset $k (then it is built)"
+	fi
 }
 
 # kmemleak_ok GUESTKV: the guest's kmemleak report is clean. With DEBUG=1
