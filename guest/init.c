@@ -1,8 +1,8 @@
 /*
  * /init of the test VM. Mounts what the tests need, opens the serial
  * console, checks the network the kernel configured (ip=dhcp), runs the
- * test named by kfrag.test= on the kernel command line and reports on the
- * console in a form scripts/vmrun parses:
+ * test named by kfrag.test= on the kernel command line and reports in a
+ * form scripts/vmrun parses:
  *
  *   KFRAG-INIT: start kernel=<release> uptime=<s since kernel start>
  *   KFRAG-NET: eth0 addr=<a.b.c.d>
@@ -10,14 +10,23 @@
  *   KFRAG-KV: <key>=<value>           (printed by the tests)
  *   KFRAG-RESULT: test=<name> status=pass|fail rc=<n>
  *
+ * The report goes to the second serial port (/dev/ttyS1), where nothing
+ * else writes: on the console, the kernel's messages (a WARNING, an RPC
+ * debug line, a netconsole test's noise) cut into a line at any byte,
+ * and vmrun lost a writer's manifest line that way. The test's stdout is
+ * that port; its stderr, and a copy of init's own lines, the console.
+ * Without a second port, the report shares the console as before.
+ *
  * Every other kfrag.<key>=<value> of the command line reaches the test as
  * the environment variable KFRAG_<KEY>=<value>. Then it powers off.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/serial.h>
 #include <net/if.h>
 #include <stdarg.h>
 #include <netinet/in.h>
@@ -34,6 +43,10 @@
 #include <termios.h>
 #include <unistd.h>
 
+/* the report port's descriptor; the console's (1) without one */
+static int report_fd = STDOUT_FILENO;
+
+/* init's own lines: on the report port, and on the console to read there */
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
@@ -43,6 +56,11 @@ static void say(const char *fmt, ...)
 	vprintf(fmt, ap);
 	va_end(ap);
 	fflush(stdout);
+	if (report_fd != STDOUT_FILENO) {
+		va_start(ap, fmt);
+		vdprintf(report_fd, fmt, ap);
+		va_end(ap);
+	}
 }
 
 static void power_off(void)
@@ -52,6 +70,7 @@ static void power_off(void)
 	 * shutdown messages: on 2+ CPUs they interleaved with it mid-line,
 	 * and vmrun could not read the result.
 	 */
+	tcdrain(report_fd);
 	tcdrain(STDOUT_FILENO);
 	sync();
 	reboot(RB_POWER_OFF);
@@ -79,6 +98,29 @@ static void open_console(void)
 	dup2(fd, 2);
 	if (fd > 2)
 		close(fd);
+}
+
+/*
+ * ttyS1, when QEMU has a second -serial. Without one, 8250 still opens
+ * the port and drops what is written to it: a port of unknown type.
+ */
+static void open_report(void)
+{
+	struct serial_struct ss;
+	struct termios t;
+	int fd = open("/dev/ttyS1", O_WRONLY | O_NOCTTY);
+
+	if (fd < 0)
+		return;
+	if (ioctl(fd, TIOCGSERIAL, &ss) || ss.type == PORT_UNKNOWN) {
+		close(fd);
+		return;
+	}
+	if (tcgetattr(fd, &t) == 0) {
+		t.c_oflag &= ~OPOST; /* lines as written: no \r added */
+		tcsetattr(fd, TCSANOW, &t);
+	}
+	report_fd = fd;
 }
 
 static int if_up(int s, const char *name)
@@ -160,13 +202,65 @@ static const char *parse_cmdline(void)
 	return test;
 }
 
-/* Tests of the harness itself, built in so they exist in every image. */
+/*
+ * selftest-report: 400 long report lines while a child fills the console
+ * with kernel messages (/dev/kmsg). Each line's value is derived from its
+ * number, so vmrun's caller can tell a cut or lost line
+ * (tests/t-40-harness.sh); the noise's lines are counted in the serial
+ * log, so that a run without noise cannot pass.
+ */
+static int report_selftest(void)
+{
+	pid_t noise = fork();
+	int i, k;
+
+	if (noise == 0) {
+		int fd = open("/dev/kmsg", O_WRONLY);
+		static const char msg[] = "kfrag-noise: a kernel message on the console, "
+			"as a WARNING or an RPC debug line would be ..................\n";
+
+		for (;;)
+			if (fd < 0 || write(fd, msg, sizeof(msg) - 1) < 0)
+				_exit(1);
+	}
+	usleep(200000);
+	for (i = 0; i < 400; i++) {
+		printf("KFRAG-KV: report.%d=", i);
+		for (k = 0; k < 160; k++)
+			putchar('a' + (i + k) % 26);
+		printf("\n");
+		fflush(stdout);
+	}
+	if (noise > 0) {
+		kill(noise, SIGKILL);
+		waitpid(noise, NULL, 0);
+	}
+	return 0;
+}
+
+/*
+ * Tests of the harness itself, built in so they exist in every image.
+ * Run in the test's child; with rc NULL, only says whether TEST is one.
+ */
 static int builtin(const char *test, int *rc)
 {
-	if (!strcmp(test, "selftest-pass"))
+	static const char *const names[] = {
+		"selftest-pass", "selftest-fail", "selftest-hang",
+		"selftest-crash", "selftest-report",
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(test, names[i]))
+			break;
+	if (i == sizeof(names) / sizeof(names[0]))
+		return 0;
+	if (!rc)
+		return 1;
+	if (!strcmp(test, "selftest-report"))
+		*rc = report_selftest();
+	else if (!strcmp(test, "selftest-pass"))
 		*rc = 0;
-	else if (!strcmp(test, "selftest-fail"))
-		*rc = 1;
 	else if (!strcmp(test, "selftest-hang"))
 		for (;;)
 			pause();
@@ -177,9 +271,8 @@ static int builtin(const char *test, int *rc)
 		if (fd >= 0 && write(fd, "c", 1) == 1)
 			pause();
 		*rc = 1;
-	}
-	else
-		return 0;
+	} else
+		*rc = 1; /* selftest-fail */
 	return 1;
 }
 
@@ -189,15 +282,18 @@ static int run_test(const char *test)
 	int status, rc;
 	pid_t pid;
 
-	if (builtin(test, &rc))
-		return rc;
 	snprintf(path, sizeof(path), "/bin/kfrag-%s", test);
-	if (access(path, X_OK)) {
+	if (!builtin(test, NULL) && access(path, X_OK)) {
 		say("KFRAG-INIT: no such test '%s' (%s missing)\n", test, path);
 		return 127;
 	}
 	pid = fork();
+	if (pid < 0)
+		return 126;
 	if (pid == 0) {
+		dup2(report_fd, STDOUT_FILENO);
+		if (builtin(test, &rc))
+			_exit(rc);
 		execl(path, path, (char *)NULL);
 		_exit(127);
 	}
@@ -219,6 +315,7 @@ int main(void)
 
 	do_mount("devtmpfs", "/dev", "devtmpfs");
 	open_console();
+	open_report();
 	do_mount("proc", "/proc", "proc");
 	do_mount("sysfs", "/sys", "sysfs");
 	do_mount("tmpfs", "/tmp", "tmpfs");

@@ -335,10 +335,10 @@ static void rpc_show_tasks(void)
 }
 
 /*
- * The drain is over: sunrpc's log goes to the console too, and would
- * split the report's lines (a destructor count with an RPC message in
- * it). Off again if a hang turned it on (the write lists the tasks
- * left once more); kept when asked for from the start.
+ * The drain is over: sunrpc's log, on the console, would bury the rest
+ * of the run's kernel messages (and slow it). Off again if a hang turned
+ * it on (the write lists the tasks left once more); kept when asked for
+ * from the start. The report is on its own port (guest/init.c).
  */
 static void rpc_debug_quiet(void)
 {

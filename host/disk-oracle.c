@@ -3,7 +3,7 @@
  *
  * MANIFEST holds the guest's "KFRAG-MANIFEST: file=F units=U gens=G,G,..."
  * lines and its "KFRAG-KV: writers_started=N" line (guest/redtest.c; other
- * lines are ignored, so the serial log itself will do). There must be one
+ * lines are ignored, so the guest's whole report will do). There must be one
  * manifest line for each of files 0..N-1, no more: a writer's line lost
  * (a truncated serial log, a guest that died while writing it) would leave
  * its file unjudged behind a "corrupted=0". For every unit of every file,
@@ -94,9 +94,9 @@ static int manifest_complete(FILE *m, const char *name)
 		if (i < files)
 			continue;
 		fprintf(stderr, "error: the manifest has %lu of %u writers' files: file %u has no "
-			"KFRAG-MANIFEST line in %s (lost from the serial log, or the guest died "
+			"KFRAG-MANIFEST line in %s (lost from the report, or the guest died "
 			"writing it), so its disk blocks cannot be judged\n"
-			"  fix: look at the end of the serial log\n", files, writers, w, name);
+			"  fix: look at the end of the report and of the serial log\n", files, writers, w, name);
 		return 1;
 	}
 	free(seen);

@@ -37,6 +37,23 @@ t_vm_no_boot() {
 		env KFRAG_ACCEL=bogus scripts/vmrun "$img" selftest-pass
 }
 
+# The report must reach the host whole while the kernel floods the
+# console: every one of the 400 lines, each with the value its number gives
+# (guest/init.c selftest-report), and the flood must really have been there.
+t_vm_report_whole() {
+	local out=$SCRATCH/report.kv log=$SCRATCH/selftest-report.log bad noise
+	vm selftest-report > "$out"
+	bad=$(awk -F= '/^report\./ {
+			i = substr($1, 8) + 0; want = ""
+			for (k = 0; k < 160; k++) want = want sprintf("%c", 97 + (i + k) % 26)
+			if ($2 == want && !seen[i]++) ok++; else { print "line " $1 " cut or repeated"; exit } }
+		END { if (ok != 400) print ok + 0 " of 400 report lines whole" }' "$out")
+	[ -z "$bad" ] || { echo "    $bad (report: ${log%.log}.report, serial log: $log)"; return 1; }
+	noise=$(grep -c 'kfrag-noise:' "$log" || true)
+	[ "$noise" -ge 50 ] || { echo "    only $noise kernel messages on the console: the report was not tested under noise"; return 1; }
+	echo "    400 of 400 report lines whole, $noise kernel messages on the console meanwhile"
+}
+
 t_check_log() {
 	local l
 	printf '[    1.0] ok\nKFRAG-RESULT: test=x status=pass rc=0\n' > "$SCRATCH/clean.log"
@@ -55,4 +72,5 @@ register vm-test-failure-reported t_vm_test_fails
 register vm-timeout t_vm_timeout
 register vm-kernel-crash-detected t_vm_kernel_crash
 register vm-bad-kernel t_vm_no_boot
+register vm-report-whole-under-console-noise t_vm_report_whole
 register check-log-patterns t_check_log
