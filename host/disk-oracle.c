@@ -5,7 +5,7 @@
  * lines and its "KFRAG-KV: writers_started=N" line (guest/redtest.c; other
  * lines are ignored, so the guest's whole report will do). There must be one
  * manifest line for each of files 0..N-1, no more: a writer's line lost
- * (a truncated serial log, a guest that died while writing it) would leave
+ * (a truncated report, a guest that died while writing it) would leave
  * its file unjudged behind a "corrupted=0". For every unit of every file,
  * EXPORT_DIR/wFFF.dat must hold an
  * intact stamp (common/stamp.h) of that file and unit, of generation G —
@@ -71,7 +71,7 @@ static int manifest_complete(FILE *m, const char *name)
 	}
 	if (!files) {
 		fprintf(stderr, "error: no KFRAG-MANIFEST line in %s: the guest workload did not finish, "
-			"so the disk cannot be judged\n  fix: look at the serial log for its error\n", name);
+			"so the disk cannot be judged\n  fix: look for its error in the report (its KFRAG-KV lines) and the serial log\n", name);
 		return 1;
 	}
 	if (!have_writers) {

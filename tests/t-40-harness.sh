@@ -8,7 +8,7 @@ t_vm_test_fails() {
 	vm selftest-pass
 	vm selftest-fail || rc=$?
 	[ $rc = 1 ] || { echo "    a failing guest test gave exit $rc, not 1"; return 1; }
-	grep -q 'KFRAG-RESULT: test=selftest-fail status=fail' "$SCRATCH/selftest-fail.log"
+	grep -q 'KFRAG-RESULT: test=selftest-fail status=fail' "$SCRATCH/selftest-fail.report"
 }
 
 t_vm_timeout() {
@@ -37,21 +37,26 @@ t_vm_no_boot() {
 		env KFRAG_ACCEL=bogus scripts/vmrun "$img" selftest-pass
 }
 
-# The report must reach the host whole while the kernel floods the
-# console: every one of the 400 lines, each with the value its number gives
-# (guest/init.c selftest-report), and the flood must really have been there.
+# The report must reach the host whole although kernel messages come in
+# the middle of its lines: 400 lines, each written in two halves with a
+# printk (/dev/kmsg) between them (guest/init.c selftest-report), on 2
+# vCPUs as in the CI run that lost a manifest line. Every line must come
+# with the value its number gives, and the 400 messages must be in the
+# serial log.
 t_vm_report_whole() {
 	local out=$SCRATCH/report.kv log=$SCRATCH/selftest-report.log bad noise
-	vm selftest-report > "$out"
+	VM_SMP=2 vm selftest-report > "$out"
 	bad=$(awk -F= '/^report\./ {
+			if (bad) next
 			i = substr($1, 8) + 0; want = ""
 			for (k = 0; k < 160; k++) want = want sprintf("%c", 97 + (i + k) % 26)
-			if ($2 == want && !seen[i]++) ok++; else { print "line " $1 " cut or repeated"; exit } }
-		END { if (ok != 400) print ok + 0 " of 400 report lines whole" }' "$out")
+			if ($1 ~ /^report\.[0-9]+$/ && i < 400 && $2 == want && !seen[i]++) ok++
+			else { print "line " $1 " cut or repeated"; bad = 1 } }
+		END { if (!bad && ok != 400) print ok + 0 " of 400 report lines whole" }' "$out")
 	[ -z "$bad" ] || { echo "    $bad (report: ${log%.log}.report, serial log: $log)"; return 1; }
-	noise=$(grep -c 'kfrag-noise:' "$log" || true)
-	[ "$noise" -ge 50 ] || { echo "    only $noise kernel messages on the console: the report was not tested under noise"; return 1; }
-	echo "    400 of 400 report lines whole, $noise kernel messages on the console meanwhile"
+	noise=$(grep -ac 'kfrag-noise: a kernel message amid a report line' "$log" || true)
+	[ "$noise" -ge 400 ] || { echo "    $noise of the 400 kernel messages in the serial log"; return 1; }
+	echo "    400 of 400 report lines whole, with a kernel message printed amid each"
 }
 
 t_check_log() {
