@@ -168,12 +168,12 @@ register dtor-ok t_dtor_ok
 register zerocopy-expected t_zerocopy_expected
 
 # The guest's trace rules (guest/dtortrace.h, through host/dtcheck) on
-# traces with a known answer. On SMP an unref can reach the trace after
-# the slot's next init (its CPU stalled between the operation and the
-# event): the unrefs owed are carried, counted in dtor.late, and must be
-# made up by the end. A ref cannot be late so (its caller holds a
-# reference): refs owed at an init are a double unref, bad at once; so
-# are unrefs never made up, and a count below zero.
+# traces with a known answer. The order of events from different CPUs is
+# not the order of the operations (on 2 vCPUs an unref's, a ref's and a
+# destroy's event came out after the destructor's next init), so the
+# rules are on the counts the operations returned and, at the end, on
+# each destructor's totals. Each trace below is one the kernel can print:
+# its counts follow from some order of the operations.
 # dtr_ev EVENT ARGS [FLAGS]: a trace_pipe line as options/latency-format
 # prints it (comm-pid, then CPU 1 and the context flags, "...1" unless
 # given: d.s1 is interrupts off, in a softirq)
@@ -183,43 +183,54 @@ dtr_ev() {
 }
 # dtr_check: the guest's rules on the trace in $f, the report in $f.kv
 dtr_check() { "$BUILD_DIR/host/dtcheck" < "$f" | sed "s/^KFRAG-KV: //" > "$f.kv"; }
+# dtr_bad WHAT: the trace in $f must be judged bad
+dtr_bad() { dtr_check && [ "$(kvget dtor.bad "$f.kv")" -ge 1 ] || { echo "    not bad: $1"; return 1; }; }
 t_dtortrace_rules() {
 	make -s host >/dev/null || return 1
 	local f=$SCRATCH/trace
 	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""
 	  dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy "" d.s1; } > "$f"
-	dtr_check && want dtor.bad 0 "$f.kv" && want dtor.late 0 "$f.kv" && want dtor.destroys 2 "$f.kv" &&
-		want dtor.destroys_irqs_off 1 "$f.kv" || return 1
-	# an unref of the first lifetime (it left 1), in the trace after the second init
+	dtr_check && want dtor.bad 0 "$f.kv" && want dtor.destroys 2 "$f.kv" &&
+		want dtor.destroys_irqs_off 1 "$f.kv" && want dtor.live_at_end 0 "$f.kv" || return 1
+	# SMP: an unref of the first lifetime (the one that left 1) after the second init
 	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=0"; dtr_ev destroy ""
 	  dtr_ev init " ref=1"; dtr_ev unref " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""; } > "$f"
-	dtr_check && want dtor.bad 0 "$f.kv" && want dtor.late 1 "$f.kv" || return 1
-	# ... after the third init: still owed at the second, made up in the third
-	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=0"; dtr_ev destroy ""
-	  dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""
-	  dtr_ev init " ref=1"; dtr_ev unref " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""; } > "$f"
-	dtr_check && want dtor.bad 0 "$f.kv" && want dtor.late 2 "$f.kv" || return 1
-	# owed at the second init, never made up over two more lifetimes
-	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=0"; dtr_ev destroy ""
-	  dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""
-	  dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""; } > "$f"
-	dtr_check && want dtor.bad 1 "$f.kv" || return 1
-	# a ref after the next init cannot be SMP lateness: the first lifetime
-	# dropped a reference before it was taken (a double unref)
+	dtr_check && want dtor.bad 0 "$f.kv" || return 1
+	# SMP: a ref of the first lifetime (2) after the second init
 	{ dtr_ev init " ref=1"; dtr_ev unref " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""
 	  dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=0"; dtr_ev destroy ""; } > "$f"
-	dtr_check && [ "$(kvget dtor.bad "$f.kv")" -ge 1 ] || { echo "    a ref after the next init was not bad"; return 1; }
-	# a ref never unreferenced: carried at the second init, still owed at the end
-	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=0"; dtr_ev destroy ""
-	  dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""; } > "$f"
-	dtr_check && want dtor.bad 1 "$f.kv" || return 1
-	# init before the count reached 0, a count below zero, a second destroy
-	{ dtr_ev init " ref=1"; dtr_ev init " ref=1"; } > "$f"
-	dtr_check && want dtor.bad 1 "$f.kv" || return 1
-	{ dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""; dtr_ev unref " ref=-1"; } > "$f"
-	dtr_check && [ "$(kvget dtor.bad "$f.kv")" -ge 1 ] || { echo "    a count below zero was not bad"; return 1; }
+	dtr_check && want dtor.bad 0 "$f.kv" || return 1
+	# SMP: the first lifetime's destroy after the second init
+	{ dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev init " ref=1"; dtr_ev destroy ""
+	  dtr_ev unref " ref=0"; dtr_ev destroy ""; } > "$f"
+	dtr_check && want dtor.bad 0 "$f.kv" && want dtor.live_at_end 0 "$f.kv" || return 1
+	# a double unref: the count below zero
+	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""
+	  dtr_ev unref " ref=-1"; } > "$f"
+	dtr_bad "a double unref" || return 1
+	# ... whose extra unref ended the first lifetime early, and whose
+	# last one took the second lifetime's reference (its owner's unref
+	# then goes below zero)
+	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""
+	  dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""; dtr_ev unref " ref=-1"; } > "$f"
+	dtr_bad "a double unref across a reuse" || return 1
+	# an init of a live destructor (its count reset under the stack's reference)
+	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""
+	  dtr_ev unref " ref=-1"; } > "$f"
+	dtr_bad "an init of a live destructor" || return 1
+	# a ref after the count reached 0; a second destroy; a destroy at a count of 1
+	{ dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev ref " ref=1"; dtr_ev destroy ""; } > "$f"
+	dtr_bad "a ref of a destructor at 0" || return 1
 	{ dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""; dtr_ev destroy ""; } > "$f"
 	dtr_check && want dtor.bad 1 "$f.kv" || return 1
+	{ dtr_ev init " ref=1"; dtr_ev destroy ""; } > "$f"
+	dtr_check && want dtor.bad 1 "$f.kv" || return 1
+	# an unref of a destructor never initialised
+	{ dtr_ev unref " ref=0"; } > "$f"
+	dtr_bad "an unref without an init" || return 1
+	# a reference never dropped: live at the end, not destroyed
+	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=1"; } > "$f"
+	dtr_check && want dtor.live_at_end 1 "$f.kv" && want dtor.destroys 0 "$f.kv" || return 1
 	# a line without latency-format's context flags: counted, not guessed
 	printf '  kfrag-1 [000] 1.0: skb_frag_destructor_destroy: destructor=ffff88001b8bdd98\n' > "$f"
 	dtr_check && want dtor.destroys_noflags 1 "$f.kv" && want dtor.destroys_irqs_off 0 "$f.kv"
