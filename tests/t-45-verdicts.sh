@@ -169,11 +169,12 @@ register zerocopy-expected t_zerocopy_expected
 
 # The guest's trace rules (guest/dtortrace.h, through host/dtcheck) on
 # traces with a known answer. The order of events from different CPUs is
-# not the order of the operations (on 2 vCPUs an unref's, a ref's and a
-# destroy's event came out after the destructor's next init), so the
-# rules are on the counts the operations returned and, at the end, on
-# each destructor's totals. Each trace below is one the kernel can print:
-# its counts follow from some order of the operations.
+# not the order of the operations (on 2 vCPUs a ref's and a destroy's
+# event came out after the destructor's next init), so the rules are on
+# the counts the operations returned and, at the end, on each
+# destructor's totals. The traces that must pass are ones the kernel can
+# print (their counts follow from some order of the operations); each bad
+# one must be judged bad for its own reason (dtor.bad.1).
 # dtr_ev EVENT ARGS [FLAGS]: a trace_pipe line as options/latency-format
 # prints it (comm-pid, then CPU 1 and the context flags, "...1" unless
 # given: d.s1 is interrupts off, in a softirq)
@@ -183,8 +184,11 @@ dtr_ev() {
 }
 # dtr_check: the guest's rules on the trace in $f, the report in $f.kv
 dtr_check() { "$BUILD_DIR/host/dtcheck" < "$f" | sed "s/^KFRAG-KV: //" > "$f.kv"; }
-# dtr_bad WHAT: the trace in $f must be judged bad
-dtr_bad() { dtr_check && [ "$(kvget dtor.bad "$f.kv")" -ge 1 ] || { echo "    not bad: $1"; return 1; }; }
+# dtr_bad REASON: the trace in $f is bad, for REASON
+dtr_bad() {
+	dtr_check && [ "$(kvget dtor.bad "$f.kv")" -ge 1 ] && grep -q "^dtor.bad.1=$1" "$f.kv" ||
+		{ echo "    not bad for '$1': $(grep '^dtor.bad' "$f.kv" | paste -sd ' ')"; return 1; }
+}
 t_dtortrace_rules() {
 	make -s host >/dev/null || return 1
 	local f=$SCRATCH/trace
@@ -207,30 +211,36 @@ t_dtortrace_rules() {
 	# a double unref: the count below zero
 	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""
 	  dtr_ev unref " ref=-1"; } > "$f"
-	dtr_bad "a double unref" || return 1
+	dtr_bad "count below zero" || return 1
 	# ... whose extra unref ended the first lifetime early, and whose
 	# last one took the second lifetime's reference (its owner's unref
 	# then goes below zero)
 	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""
 	  dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""; dtr_ev unref " ref=-1"; } > "$f"
-	dtr_bad "a double unref across a reuse" || return 1
-	# an init of a live destructor (its count reset under the stack's reference)
+	dtr_bad "count below zero" || return 1
+	# an init of a live destructor resets its count under the stack's
+	# reference: the owner's unref goes below zero
 	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""
 	  dtr_ev unref " ref=-1"; } > "$f"
-	dtr_bad "an init of a live destructor" || return 1
-	# a ref after the count reached 0; a second destroy; a destroy at a count of 1
-	{ dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev ref " ref=1"; dtr_ev destroy ""; } > "$f"
-	dtr_bad "a ref of a destructor at 0" || return 1
+	dtr_bad "count below zero" || return 1
+	# a ref after the count reached 0, and its destroy a second time
+	{ dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""
+	  dtr_ev ref " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""; } > "$f"
+	dtr_bad "ref of a destructor whose count had reached 0" || return 1
+	# the end totals, each on its own (traces with an event lost or
+	# made up: the rules behind the ones above)
 	{ dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""; dtr_ev destroy ""; } > "$f"
-	dtr_check && want dtor.bad 1 "$f.kv" || return 1
-	{ dtr_ev init " ref=1"; dtr_ev destroy ""; } > "$f"
-	dtr_check && want dtor.bad 1 "$f.kv" || return 1
-	# an unref of a destructor never initialised
-	{ dtr_ev unref " ref=0"; } > "$f"
-	dtr_bad "an unref without an init" || return 1
-	# a reference never dropped: live at the end, not destroyed
+	dtr_bad "more destroys than inits" || return 1
+	{ dtr_ev ref " ref=3"; dtr_ev unref " ref=2"; } > "$f"
+	dtr_bad "events of a destructor never initialised" || return 1
+	{ dtr_ev init " ref=1"; dtr_ev unref " ref=0"; dtr_ev destroy ""; dtr_ev ref " ref=2"; } > "$f"
+	dtr_bad "refs and unrefs do not balance" || return 1
+	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=1"; dtr_ev unref " ref=1"; dtr_ev destroy ""; } > "$f"
+	dtr_bad "unrefs that returned 0 and destroys differ" || return 1
+	# a reference never dropped: live at the end, named, not destroyed
 	{ dtr_ev init " ref=1"; dtr_ev ref " ref=2"; dtr_ev unref " ref=1"; } > "$f"
-	dtr_check && want dtor.live_at_end 1 "$f.kv" && want dtor.destroys 0 "$f.kv" || return 1
+	dtr_check && want dtor.live_at_end 1 "$f.kv" && want dtor.bad 0 "$f.kv" &&
+		grep -q '^dtor.live.1=destructor=ffff88001b8bdd98 inits=1 destroys=0' "$f.kv" || return 1
 	# a line without latency-format's context flags: counted, not guessed
 	printf '  kfrag-1 [000] 1.0: skb_frag_destructor_destroy: destructor=ffff88001b8bdd98\n' > "$f"
 	dtr_check && want dtor.destroys_noflags 1 "$f.kv" && want dtor.destroys_irqs_off 0 "$f.kv"
