@@ -98,7 +98,6 @@ struct dt_slot {
 struct dt_state {
 	struct dt_slot *t;
 	unsigned long long inits, destroys, destroys_irqs_off, destroys_noflags, refs, unrefs, bad;
-	long long live;	/* initialised, not destroyed, so far */
 	unsigned long long unparsed;	/* lines not understood: the verdict fails on any */
 	int full;	/* more destructors than DT_SLOTS */
 };
@@ -174,12 +173,10 @@ static void dt_line(struct dt_state *d, char *line)
 	/* the counts the atomic operations returned; the rest in dt_end() */
 	if (!strcmp(ev, "init")) {
 		d->inits++;
-		d->live++;
 		s->inits++;
 		s->balance++;
 	} else if (!strcmp(ev, "destroy")) {
 		d->destroys++;
-		d->live--;
 		s->destroys++;
 		switch (dt_irqs_off(line, e)) {
 		case 1: d->destroys_irqs_off++; break;
@@ -326,7 +323,7 @@ static void dt_reader(void)
 		 * still come) or DT_SETTLE_MS passed (however busy the pipe).
 		 */
 		if (settle_t0 >= 0 && settle_ms < 0 &&
-		    ((n <= 0 && d.live <= 0 && d.inits + d.refs == d.unrefs) ||
+		    ((n <= 0 && d.destroys >= d.inits && d.inits + d.refs == d.unrefs) ||
 		     dt_now_ms() - settle_t0 >= DT_SETTLE_MS)) {
 			settle_ms = dt_now_ms() - settle_t0;
 			if (write(dt_settled[1], "s", 1) != 1)

@@ -227,7 +227,6 @@ static int report_selftest(void)
 		for (k = 0; k < 160; k++)
 			line[n++] = 'a' + (i + k) % 26;
 		line[n++] = '\n';
-		fflush(stdout);
 		if (write(STDOUT_FILENO, line, n / 2) != n / 2 ||
 		    write(kmsg, noise, sizeof(noise) - 1) != sizeof(noise) - 1 ||
 		    write(STDOUT_FILENO, line + n / 2, n - n / 2) != n - n / 2) {
@@ -239,42 +238,46 @@ static int report_selftest(void)
 	return 0;
 }
 
-/*
- * Tests of the harness itself, built in so they exist in every image.
- * Run in the test's child; with rc NULL, only says whether TEST is one.
- */
-static int builtin(const char *test, int *rc)
+static int selftest_pass(void) { return 0; }
+static int selftest_fail(void) { return 1; }
+
+static int selftest_hang(void)
 {
-	static const char *const names[] = {
-		"selftest-pass", "selftest-fail", "selftest-hang",
-		"selftest-crash", "selftest-report",
-	};
+	for (;;)
+		pause();
+	return 1; /* not reached */
+}
+
+/* a real kernel crash, for the log checker's own test */
+static int selftest_crash(void)
+{
+	int fd = open("/proc/sysrq-trigger", O_WRONLY);
+
+	if (fd >= 0 && write(fd, "c", 1) == 1)
+		pause();
+	return 1;
+}
+
+/* Tests of the harness itself, built in so they exist in every image. */
+static const struct {
+	const char *name;
+	int (*run)(void);	/* in the test's child; returns its exit status */
+} builtins[] = {
+	{ "selftest-pass", selftest_pass },
+	{ "selftest-fail", selftest_fail },
+	{ "selftest-hang", selftest_hang },
+	{ "selftest-crash", selftest_crash },
+	{ "selftest-report", report_selftest },
+};
+
+static int (*builtin(const char *test))(void)
+{
 	unsigned int i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(test, names[i]))
-			break;
-	if (i == sizeof(names) / sizeof(names[0]))
-		return 0;
-	if (!rc)
-		return 1;
-	if (!strcmp(test, "selftest-report"))
-		*rc = report_selftest();
-	else if (!strcmp(test, "selftest-pass"))
-		*rc = 0;
-	else if (!strcmp(test, "selftest-hang"))
-		for (;;)
-			pause();
-	else if (!strcmp(test, "selftest-crash")) {
-		/* a real kernel crash, for the log checker's own test */
-		int fd = open("/proc/sysrq-trigger", O_WRONLY);
-
-		if (fd >= 0 && write(fd, "c", 1) == 1)
-			pause();
-		*rc = 1;
-	} else
-		*rc = 1; /* selftest-fail */
-	return 1;
+	for (i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
+		if (!strcmp(test, builtins[i].name))
+			return builtins[i].run;
+	return NULL;
 }
 
 static int run_test(const char *test)
@@ -284,7 +287,7 @@ static int run_test(const char *test)
 	pid_t pid;
 
 	snprintf(path, sizeof(path), "/bin/kfrag-%s", test);
-	if (!builtin(test, NULL) && access(path, X_OK)) {
+	if (!builtin(test) && access(path, X_OK)) {
 		say("KFRAG-INIT: no such test '%s' (%s missing)\n", test, path);
 		return 127;
 	}
@@ -293,7 +296,8 @@ static int run_test(const char *test)
 		return 126;
 	if (pid == 0) {
 		dup2(report_fd, STDOUT_FILENO);
-		if (builtin(test, &rc)) {
+		if (builtin(test)) {
+			rc = builtin(test)();
 			fflush(stdout);
 			_exit(rc);
 		}
