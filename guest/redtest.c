@@ -30,6 +30,11 @@
  *     1,023 bytes of it, more than netconsole's 1,000-byte chunk: with
  *     netconsole on a virtio NIC each line is several netpoll sends with
  *     interrupts off, and netpoll frees the NIC's sent skbs there
+ *   KFRAG_CHASE_MS ms: a child sends one small UDP datagram to the
+ *     server's discard port (9) when a write() has been in flight for ms,
+ *     once per write (chased= how many): a packet without fragment
+ *     destructors queued right behind the write's, and then nothing more
+ *     from the guest until the write returns (tests/t-50's virtio test)
  *   KFRAG_ERRORS_OK 1: a failed write (EIO from a soft mount) is counted,
  *     its units may hold either generation, and the writer goes on
  * Host self-test (tests/t-54-disk-drain.sh):
@@ -93,7 +98,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -475,6 +483,90 @@ static pid_t kmsg_start(unsigned ms, volatile int *stopflag, unsigned long long 
 	_exit(0);
 }
 
+/*
+ * The module parameters set on the kernel command line (mod.name=value,
+ * kfrag's own aside), as the kernel has them: param.mod.name=value, or
+ * "absent" when the kernel has no such parameter (an unknown one is
+ * silently ignored: a test that relies on a knob must see it here).
+ */
+static void show_cmdline_params(void)
+{
+	char line[4096], *tok, *save = NULL;
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (!f)
+		return;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	fclose(f);
+	for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+		char *dot = strchr(tok, '.'), *eq = strchr(tok, '='), path[300], val[100] = "absent";
+		FILE *p;
+
+		if (!dot || !eq || dot > eq || !strncmp(tok, "kfrag.", 6))
+			continue;
+		*eq = 0;
+		*dot = 0;
+		snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", tok, dot + 1);
+		p = fopen(path, "r");
+		if (p) {
+			if (!fgets(val, sizeof(val), p))
+				val[0] = 0;
+			val[strcspn(val, "\n")] = 0;
+			fclose(p);
+		}
+		printf("KFRAG-KV: param.%s.%s=%s\n", tok, dot + 1, val);
+	}
+}
+
+/*
+ * KFRAG_CHASE_MS: once a write() has been in flight for ms, send one small
+ * UDP datagram to the server's discard port; once per write, until *stop.
+ * Polls the writers' state every millisecond. Returns the child's pid, 0
+ * when not asked for, -1 on failure (said in redtest.error).
+ */
+static pid_t chase_start(unsigned ms, volatile int *stopflag, unsigned long long *sent)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(9) };
+	uint64_t chased[MAXWRITERS] = { 0 };
+	char msg[200];
+	pid_t pid;
+	unsigned w;
+	int fd;
+
+	if (!ms)
+		return 0;
+	if (hostdir || inet_pton(AF_INET, env_str("KFRAG_SERVER", "10.0.2.2"), &sa.sin_addr) != 1) {
+		kv_error("kfrag.chase_ms needs the NFS server's IPv4 address (no kfrag.dir)");
+		return -1;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0) {
+		snprintf(msg, sizeof(msg), "kfrag.chase_ms: socket: %s", strerror(errno));
+		kv_error(msg);
+		return -1;
+	}
+	pid = fork();
+	if (pid) {
+		close(fd);
+		return pid;
+	}
+	while (!*stopflag) {
+		for (w = 0; w < nwriters; w++) {
+			uint64_t st = ws[w].inflight_start_us;
+
+			if (!st || st == chased[w] || now_us() - st < (uint64_t)ms * 1000)
+				continue;
+			if (sendto(fd, "kfrag-chase", 11, 0, (struct sockaddr *)&sa, sizeof(sa)) != 11)
+				_exit(1);
+			chased[w] = st;
+			__sync_fetch_and_add(sent, 1);
+		}
+		usleep(1000);
+	}
+	_exit(0);
+}
+
 int main(void)
 {
 	struct netem_spec ns;
@@ -489,8 +581,8 @@ int main(void)
 	unsigned long long busy0, total0, busy1, total1, ctxt0, ctxt1;
 	uint32_t *lat;
 	int rc, tracing, unexpected = 0;
-	pid_t pids[MAXWRITERS], kmsg_pid;
-	unsigned long long *kmsg_lines;
+	pid_t pids[MAXWRITERS], kmsg_pid, chase_pid;
+	unsigned long long *kmsg_lines, *chased;
 	int wstatus[MAXWRITERS] = { 0 };
 	/* ended: reaped, wstatus holds how; ours: we sent it SIGKILL (1 KILL_AT, 2 the drain) */
 	char ended[MAXWRITERS] = { 0 }, ours[MAXWRITERS] = { 0 }, alive_at_stop[MAXWRITERS] = { 0 };
@@ -555,6 +647,8 @@ int main(void)
 		return 3;
 	}
 	printf("KFRAG-KV: netem=%s\n", spec);
+	if (!hostdir)
+		show_cmdline_params();
 	tracing = hostdir ? -1 : dtortrace_start();
 	for (w = 0; w < cycles; w++) {
 		rc = do_mount();
@@ -584,8 +678,9 @@ int main(void)
 	unsure = mmap(NULL, nwriters * units, PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	stop = mmap(NULL, sizeof(*stop), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	kmsg_lines = mmap(NULL, sizeof(*kmsg_lines), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-			  -1, 0);
+	kmsg_lines = mmap(NULL, 2 * sizeof(*kmsg_lines), PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	chased = kmsg_lines + 1;
 	if (ws == MAP_FAILED || gens == MAP_FAILED || unsure == MAP_FAILED || stop == MAP_FAILED ||
 	    kmsg_lines == MAP_FAILED) {
 		kv_error("mmap failed");
@@ -600,6 +695,9 @@ int main(void)
 	fflush(stdout);
 	kmsg_pid = kmsg_start(env_num("KFRAG_KMSG_MS", 0), stop, kmsg_lines);
 	if (kmsg_pid < 0)
+		return 5;
+	chase_pid = chase_start(env_num("KFRAG_CHASE_MS", 0), stop, chased);
+	if (chase_pid < 0)
 		return 5;
 	for (w = 0; w < nwriters; w++) {
 		pids[w] = fork();
@@ -703,6 +801,13 @@ int main(void)
 		if (waitpid(kmsg_pid, &st, 0) != kmsg_pid || !WIFEXITED(st) || WEXITSTATUS(st))
 			printf("KFRAG-KV: kmsg.error=the /dev/kmsg writer failed\n");
 		printf("KFRAG-KV: kmsg_lines=%llu\n", *kmsg_lines);
+	}
+	if (chase_pid > 0) {
+		int st;
+
+		if (waitpid(chase_pid, &st, 0) != chase_pid || !WIFEXITED(st) || WEXITSTATUS(st))
+			printf("KFRAG-KV: chase.error=the datagram sender failed\n");
+		printf("KFRAG-KV: chased=%llu\n", *chased);
 	}
 	drain_ms = stopped && drain_end > end_us ? (drain_end - end_us) / 1000 : 0;
 	wall = drain_end - t0;

@@ -18,7 +18,9 @@ BASE_GIT=$CACHE_DIR/linux-v3.1.git
 BUILD_DIR=${BUILD_DIR:-$TOP/build}
 PATCHES_DIR=${PATCHES_DIR:-$TOP/patches}
 # The two the demo compares; "copy" (vanilla + patches/copy-on-resend,
-# mainline's later approach) is built for comparison on request.
+# mainline's later approach) is built for comparison on request, and
+# "faultinj" (the series + patches/fault-injection: test-only knobs that
+# force a race the tests cannot otherwise reach) for the tests that name it.
 VARIANTS="vanilla series"
 
 die() {
@@ -277,7 +279,8 @@ variant_queue() {
 	vanilla) q="$PATCHES_DIR/base" ;;
 	series) q="$PATCHES_DIR/base $PATCHES_DIR" ;;
 	copy) q="$PATCHES_DIR/base $PATCHES_DIR/copy-on-resend" ;;
-	*) die "unknown variant '$v'" "known variants: $VARIANTS copy" ;;
+	faultinj) q="$PATCHES_DIR/base $PATCHES_DIR $PATCHES_DIR/fault-injection" ;;
+	*) die "unknown variant '$v'" "known variants: $VARIANTS copy faultinj" ;;
 	esac
 	local d p
 	for d in $q; do
