@@ -647,8 +647,17 @@ int main(void)
 		return 3;
 	}
 	printf("KFRAG-KV: netem=%s\n", spec);
-	if (!hostdir)
+	if (!hostdir) {
+		char feat[200];
+		FILE *ff = fopen("/sys/class/net/eth0/device/features", "r");
+
 		show_cmdline_params();
+		/* a virtio NIC's negotiated features, bit i at position i */
+		if (ff && fgets(feat, sizeof(feat), ff))
+			printf("KFRAG-KV: nic.virtio_features=%.*s\n", (int)strcspn(feat, "\n"), feat);
+		if (ff)
+			fclose(ff);
+	}
 	tracing = hostdir ? -1 : dtortrace_start();
 	for (w = 0; w < cycles; w++) {
 		rc = do_mount();

@@ -353,22 +353,25 @@ register isolated-write-completes t_isolated_write
 # A sent skb left in virtio_net's ring with no TX interrupt to come
 # (issue 14, defect 5). When start_xmit() finds the ring nearly full it
 # turns TX interrupts back on; if the host has meanwhile used most of the
-# ring, the event index it published is already behind the host, and it
-# frees what was used and restarts the queue. Buffers the host had not
-# used yet are then used without an interrupt: if that skb had no
+# ring, it frees what was used, restarts the queue and turns them off
+# again. On a host without VIRTIO_RING_F_EVENT_IDX the buffers the host
+# had not used yet are then used without an interrupt: if that skb had no
 # destructor while a write's skbs were among them, nothing frees those
 # until the guest transmits again, and the write waits for the RPC
-# timer. The race needs a full ring and the host mid-burst; the faultinj
-# kernel (patches/fault-injection) has knobs that take the branch and
-# meet the race on every transmit. QEMU's tx=timer holds the TX ring
-# 20 ms after a kick, and the workload's chaser sends one datagram 5 ms
-# into each write: the skb without destructors behind the write's.
-# Vanilla (no such knobs, nothing waits for sent skbs) runs beside it.
+# timer. (With EVENT_IDX, free_old_xmit_skbs() re-arms the event index,
+# and an interrupt comes.) The race needs a full ring and the host
+# mid-burst; the faultinj kernel (patches/fault-injection) has knobs that
+# take the branch and meet the race on every transmit. QEMU's NIC runs
+# without EVENT_IDX (event_idx=off, checked in the guest's features),
+# tx=timer holds the TX ring 20 ms after a kick, and the workload's
+# chaser sends one datagram 5 ms into each write: the skb without
+# destructors behind the write's. Vanilla (no such knobs, nothing waits
+# for sent skbs) runs beside it.
 t_virtio_strand() {
-	local v img writes chased max p50 k knob
+	local v img writes chased max p50 k knob feat
 	for v in vanilla faultinj; do
 		img=$(kernel_of $v) || return 1
-		VM_SMP=2 VM_NET=tap VM_NIC=virtio-net-pci,tx=timer,x-txtimer=20000000 WSIZE=1024 \
+		VM_SMP=2 VM_NET=tap VM_NIC=virtio-net-pci,event_idx=off,tx=timer,x-txtimer=20000000 WSIZE=1024 \
 			GAP_MS=50 WRITERS=1 MAXKB=4 UNITS=64 CHASE_MS=5 \
 			KFRAG_EXTRA="virtio_net.test_ring_full=1 virtio_ring.test_cb_raced=1" \
 			KERNEL=$img REDTEST_RUN=test-strand-$v SECS=6 scripts/redtest $v clean udp >/dev/null
@@ -382,6 +385,9 @@ t_virtio_strand() {
 		echo "$v: $knob$writes writes, $chased chased, latency p50 $p50 ms, max $max ms," \
 			"$(kvget hung_writes "$R/guest.kv") hung"
 		want poisoned 0 "$R/wire.kv"
+		feat=$(kvget nic.virtio_features "$R/guest.kv")
+		[ "${feat:29:1}" = 0 ] ||
+			{ echo "    $v: the NIC negotiated VIRTIO_RING_F_EVENT_IDX (bit 29 of '${feat:-missing}')"; return 1; }
 		case $v in
 		vanilla) [ "$knob" = "virtio_net.test_ring_full=absent virtio_ring.test_cb_raced=absent " ] ||
 			{ echo "    vanilla has no such knobs, yet: $knob"; return 1; } ;;
@@ -390,7 +396,7 @@ t_virtio_strand() {
 			dtor_series_ok ;;
 		esac
 		[ "$writes" -ge 40 ] || { echo "    $v: too few writes completed"; return 1; }
-		# every write was chased, and the host held its packets (tx=timer)
+		# most writes were chased, and the host held their packets (tx=timer)
 		[ "$chased" -ge $((writes / 2)) ] || { echo "    $v: the chaser sent during too few writes"; return 1; }
 		awk -v m="$p50" 'BEGIN { exit !(m >= 15) }' ||
 			{ echo "    $v: p50 $p50 ms: QEMU did not hold the TX ring for 20 ms (tx=timer)"; return 1; }
