@@ -10,10 +10,19 @@
  * (cpu_pct: the guest's busy share of all CPU time, from /proc/stat; it
  * includes softirq work, which per-process accounting would miss).
  *
+ * With KFRAG_SRCPORT (host/source on KFRAG_HOST) a fifth case, host.recv:
+ * the guest reads the host's stream for KFRAG_SECS and closes. With
+ * KFRAG_UDPPORT (host/udpsource) small-packet receive, host.rx<size>:
+ * KFRAG_UDPFRAMES (2000) datagrams of each payload size of
+ * KFRAG_UDPSIZES ("64,512,1472"), sent by the host KFRAG_UDPGAP_US (200)
+ * apart, counted per byte of payload received (.bytes, .frames).
+ *
  * Each case is a window of the instruction counter (common/insnmark.h;
  * scripts/vmrun VM_INSNCOUNT reports stream.<target>.<mode>.insns): from
  * the first byte sent until the receiver has read the last one and closed
- * (the drain after SHUT_WR is outside the MB/s figure, inside the count).
+ * (the drain after SHUT_WR is outside the MB/s figure, inside the count);
+ * for host.recv from the first read to the close; for host.rx<size> from
+ * the request to the last datagram (or 2 s without one).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -100,7 +109,109 @@ static void mark(int i, int start)
 	case 5: KFRAG_INSN_STOP(3); break;
 	case 6: KFRAG_INSN_START(4); break;
 	case 7: KFRAG_INSN_STOP(4); break;
+	case 8: KFRAG_INSN_START(5); break;
+	case 9: KFRAG_INSN_STOP(5); break;
+	case 10: KFRAG_INSN_START(6); break;
+	case 11: KFRAG_INSN_STOP(6); break;
+	case 12: KFRAG_INSN_START(7); break;
+	case 13: KFRAG_INSN_STOP(7); break;
+	case 14: KFRAG_INSN_START(8); break;
+	case 15: KFRAG_INSN_STOP(8); break;
 	}
+}
+
+/* host.rx<size>: frames datagrams of size bytes from host/udpsource */
+static int udp_case(int win, const char *host, int port, int size, int frames, int gap_us)
+{
+	static char buf[CHUNK];
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct timeval tmo = { .tv_sec = 2 };
+	unsigned long long b0, t0, b1, t1, bytes = 0;
+	int s = socket(AF_INET, SOCK_DGRAM, 0), got = 0, rcvbuf = 4 << 20;
+	char req[64];
+	double start, el;
+
+	inet_aton(host, &sa.sin_addr);
+	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) ||
+	    setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo))) {
+		printf("KFRAG-KV: stream.error=udp socket: %s\n", strerror(errno));
+		return 1;
+	}
+	snprintf(req, sizeof(req), "%d %d %d", frames, size, gap_us);
+	printf("KFRAG-KV: insnwin.%d=stream.host.rx%d\n", win + 1, size);
+	fflush(stdout);
+	cpu_sample(&b0, &t0, NULL);
+	start = now();
+	mark(win, 1);
+	if (sendto(s, req, strlen(req), 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		printf("KFRAG-KV: stream.error=udp request to %s:%d: %s\n", host, port, strerror(errno));
+		return 1;
+	}
+	while (got < frames) {
+		ssize_t n = recv(s, buf, sizeof(buf), 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break; /* 2 s without a datagram: the rest was lost */
+		bytes += n;
+		got++;
+	}
+	el = now() - start;
+	cpu_sample(&b1, &t1, NULL);
+	mark(win, 0);
+	close(s);
+	if (got < frames / 2) {
+		printf("KFRAG-KV: stream.error=host rx%d: %d of %d datagrams\n", size, got, frames);
+		return 1;
+	}
+	printf("KFRAG-KV: stream.host.rx%d.frames=%d\n", size, got);
+	printf("KFRAG-KV: stream.host.rx%d.bytes=%llu\n", size, bytes);
+	printf("KFRAG-KV: stream.host.rx%d.mbps=%.1f\n", size, bytes / el / 1e6);
+	printf("KFRAG-KV: stream.host.rx%d.cpu_pct=%.1f\n", size,
+	       t1 > t0 ? 100.0 * (b1 - b0) / (t1 - t0) : 0.0);
+	fflush(stdout);
+	return 0;
+}
+
+/* host.recv: read the host's stream (host/source) for secs, then close */
+static int recv_case(int win, const char *host, int port, double secs)
+{
+	static char buf[CHUNK];
+	struct timeval tmo = { .tv_sec = 30 };
+	unsigned long long b0, t0, b1, t1, bytes = 0;
+	double start, el;
+	int s = tcp_connect(host, port);
+
+	if (s < 0)
+		return 1;
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo));
+	printf("KFRAG-KV: insnwin.%d=stream.host.recv\n", win + 1);
+	fflush(stdout);
+	cpu_sample(&b0, &t0, NULL);
+	start = now();
+	mark(win, 1);
+	do {
+		ssize_t n = read(s, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			printf("KFRAG-KV: stream.error=host recv: %s\n", n ? strerror(errno) : "EOF");
+			return 1;
+		}
+		bytes += n;
+	} while (now() - start < secs);
+	el = now() - start;
+	cpu_sample(&b1, &t1, NULL);
+	close(s);
+	mark(win, 0);
+	printf("KFRAG-KV: stream.host.recv.bytes=%llu\n", bytes);
+	printf("KFRAG-KV: stream.host.recv.mbps=%.1f\n", bytes / el / 1e6);
+	printf("KFRAG-KV: stream.host.recv.cpu_pct=%.1f\n",
+	       t1 > t0 ? 100.0 * (b1 - b0) / (t1 - t0) : 0.0);
+	fflush(stdout);
+	return 0;
 }
 
 static int run(int win, const char *target, const char *mode, const char *host, int port,
@@ -162,6 +273,11 @@ int main(void)
 	static char buf[CHUNK];
 	const char *host = getenv("KFRAG_HOST") ? getenv("KFRAG_HOST") : "10.0.2.2";
 	int port = getenv("KFRAG_PORT") ? atoi(getenv("KFRAG_PORT")) : 0;
+	int srcport = getenv("KFRAG_SRCPORT") ? atoi(getenv("KFRAG_SRCPORT")) : 0;
+	int udpport = getenv("KFRAG_UDPPORT") ? atoi(getenv("KFRAG_UDPPORT")) : 0;
+	int frames = getenv("KFRAG_UDPFRAMES") ? atoi(getenv("KFRAG_UDPFRAMES")) : 2000;
+	int gap_us = getenv("KFRAG_UDPGAP_US") ? atoi(getenv("KFRAG_UDPGAP_US")) : 200;
+	char sizes[64], *sz, *save = NULL;
 	double secs = getenv("KFRAG_SECS") ? atof(getenv("KFRAG_SECS")) : 4;
 	const char *modes[] = { "send", "sendfile" };
 	int f, lport, i, rc = 0;
@@ -183,6 +299,18 @@ int main(void)
 	for (i = 0; i < 2; i++) {
 		rc |= run(2 * i, "host", modes[i], host, port, f, secs);
 		rc |= run(2 * i + 1, "lo", modes[i], "127.0.0.1", lport, f, secs);
+	}
+	if (srcport)
+		rc |= recv_case(4, host, srcport, secs);
+	snprintf(sizes, sizeof(sizes), "%s",
+		 getenv("KFRAG_UDPSIZES") ? getenv("KFRAG_UDPSIZES") : "64,512,1472");
+	for (i = 5, sz = strtok_r(sizes, ",", &save); udpport && sz && i < 8;
+	     i++, sz = strtok_r(NULL, ",", &save)) {
+		if (atoi(sz) <= 0 || atoi(sz) > 8192 || frames <= 0) {
+			printf("KFRAG-KV: stream.error=kfrag.udpsizes: 1..8192 bytes, kfrag.udpframes > 0\n");
+			return 2;
+		}
+		rc |= udp_case(i, host, udpport, atoi(sz), frames, gap_us);
 	}
 	kill(sink, SIGKILL);
 	return rc;
