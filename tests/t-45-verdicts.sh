@@ -86,19 +86,42 @@ t_kmemleak_ok() {
 	DEBUG=0 kmemleak_ok "$SCRATCH/knone" || { echo "    non-debug, no count: refused"; exit 1; }
 	! DEBUG=0 kmemleak_ok "$SCRATCH/k3" || { echo "    non-debug, 3 leaks: accepted"; exit 1; }
 	# vanilla v3.1's own NFSv4 mount leak (configs/known-leaks) passes, as
-	# reported by a real debug run; anything else, or one more than listed, does not
-	known='size 64, comm "kfrag-redtest": selinux_parse_opts_str < security_sb_parse_opts_str < nfs_parse_mount_options < nfs_fs_mount < mount_fs < vfs_kern_mount.part.0'
-	printf 'kmemleak.1=%s\nkmemleak.2=%s\nkmemleak=2\n' "$known" "${known/size 64/size 32}" > "$SCRATCH/kknown"
-	DEBUG=1 kmemleak_ok "$SCRATCH/kknown" || { echo "    debug, 2 known leaks: refused"; exit 1; }
-	printf 'kmemleak.1=%s\nkmemleak.2=size 96, comm "kworker/0:1": skb_frag_destructor_new < xs_sendpages\nkmemleak=2\n' "$known" > "$SCRATCH/kunknown"
-	! DEBUG=1 kmemleak_ok "$SCRATCH/kunknown" || { echo "    debug, an unknown leak beside a known one: accepted"; exit 1; }
-	[ "$(kmemleak_unknown "$SCRATCH/kunknown")" = 'size 96, comm "kworker/0:1": skb_frag_destructor_new < xs_sendpages' ] ||
-		{ echo "    the unknown leak not named: $(kmemleak_unknown "$SCRATCH/kunknown")"; exit 1; }
-	printf 'kmemleak.1=%s\nkmemleak=9\n' "$known" > "$SCRATCH/kmore"
-	! DEBUG=1 kmemleak_ok "$SCRATCH/kmore" || { echo "    debug, 9 leaks of which 1 known listed: accepted"; exit 1; }
-	# a known signature must match from the innermost frame on
-	printf 'kmemleak.1=size 64, comm "x": my_alloc < %s\nkmemleak=1\n' "${known#*: }" > "$SCRATCH/kdeeper"
-	! DEBUG=1 kmemleak_ok "$SCRATCH/kdeeper" || { echo "    debug, a leak deeper than a known one: accepted"; exit 1; })
+	# a real debug run reported it; anything else does not
+	known='selinux_parse_opts_str < security_sb_parse_opts_str < nfs_parse_mount_options < nfs_fs_mount < mount_fs < vfs_kern_mount'
+	v4='mount.opts=vers=4,minorversion=1,proto=tcp'
+	leaks() { # leaks FILE COUNT OPTS LEAK...: a guest report
+		local f=$1 k=$2 o=$3 i=0; shift 3
+		{ echo "$o"; for l in "$@"; do i=$((i + 1)); echo "kmemleak.$i=$l"; done; echo "kmemleak=$k"; } > "$SCRATCH/$f"
+	}
+	ok() { DEBUG=1 kmemleak_ok "$SCRATCH/$1" || { echo "    $2: refused ($(kmemleak_unknown "$SCRATCH/$1"))"; exit 1; }; }
+	bad() { ! DEBUG=1 kmemleak_ok "$SCRATCH/$1" || { echo "    $2: accepted"; exit 1; }; }
+	leaks kk 2 "$v4" "size 64, comm \"kfrag-redtest\": $known" "size 32, comm \"kfrag-redtest\": $known"
+	ok kk "NFSv4, the 2 known leaks"
+	leaks kcolon 1 "$v4" "size 64, comm \"kworker/0:1\": $known"
+	ok kcolon "NFSv4, a known leak of a task with a colon in its name"
+	leaks kv3 1 "mount.opts=vers=3,proto=tcp" "size 64, comm \"kfrag-redtest\": $known"
+	bad kv3 "NFSv3, the NFSv4 leak (NFSv3 frees those)"
+	leaks kunknown 3 "$v4" "size 64, comm \"kfrag-redtest\": $known" \
+		"size 96, comm \"kworker/0:1\": skb_frag_destructor_new < xs_sendpages" "size 32, comm \"x\": y < z"
+	bad kunknown "an unknown leak beside a known one"
+	[ "$(kmemleak_unknown "$SCRATCH/kunknown" | wc -l)" = 2 ] ||
+		{ echo "    not every unknown leak named: $(kmemleak_unknown "$SCRATCH/kunknown")"; exit 1; }
+	leaks kmore 9 "$v4" "size 64, comm \"a\": $known" "size 64, comm \"a\": $known" "size 64, comm \"a\": $known" \
+		"size 64, comm \"a\": $known" "size 64, comm \"a\": $known" "size 64, comm \"a\": $known" \
+		"size 64, comm \"a\": $known" "size 64, comm \"a\": $known"
+	bad kmore "9 counted, 8 known listed"
+	leaks kdeeper 1 "$v4" "size 64, comm \"x\": my_alloc < $known"
+	bad kdeeper "a leak one frame deeper than a known one"
+	leaks klonger 1 "$v4" "size 64, comm \"x\": ${known/nfs_fs_mount </nfs_fs_mount_helper <}"
+	bad klonger "a frame whose name only begins like a known frame"
+	leaks knan 1 "$v4"
+	sed -i 's/^kmemleak=1$/kmemleak=unavailable/' "$SCRATCH/knan"
+	bad knan "kmemleak=unavailable (a scan failed)"
+	# a comment line of known-leaks is no signature that forgives everything
+	printf '  # indented note\n - | # no frames\n' > "$SCRATCH/known"
+	leaks kone 1 "$v4" "size 96, comm \"x\": skb_frag_destructor_new < xs_sendpages"
+	! KNOWN_LEAKS=$SCRATCH/known DEBUG=1 kmemleak_ok "$SCRATCH/kone" ||
+		{ echo "    a known-leaks file of comments forgave a leak"; exit 1; })
 }
 
 # the runner: a test name it does not know is a failure, not "0 passed"
