@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "../common/listen.h"
@@ -34,8 +35,12 @@ int main(int argc, char **argv)
 		return 2;
 	kfrag_pattern(9, 0, buf, sizeof(buf));
 	while ((s = accept(ls, NULL, NULL)) >= 0) {
+		/* a guest gone without a FIN must not hold the next run's accept */
+		struct timeval tmo = { .tv_sec = 30 };
 		unsigned long long bytes = 0;
 		ssize_t n;
+
+		setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tmo, sizeof(tmo));
 
 		while ((n = write(s, buf, sizeof(buf))) > 0)
 			bytes += n;
