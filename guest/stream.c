@@ -10,7 +10,7 @@
  * (cpu_pct: the guest's busy share of all CPU time, from /proc/stat; it
  * includes softirq work, which per-process accounting would miss).
  *
- * With KFRAG_SRCPORT (host/source on KFRAG_HOST) a fifth case, host.recv:
+ * With KFRAG_SRCPORT (host/discard chargen on KFRAG_HOST) a fifth case, host.recv:
  * the guest reads the host's stream for KFRAG_SECS and closes. With
  * KFRAG_UDPPORT (host/udpsource) small-packet receive, host.rx<size>:
  * KFRAG_UDPFRAMES (2000) datagrams of each payload size of
@@ -123,6 +123,16 @@ static void mark(int i, int start)
 	}
 }
 
+/* a case's figures: bytes, MB/s over el seconds, the guest's busy share */
+static void report(const char *name, unsigned long long bytes, double el,
+		   unsigned long long busy, unsigned long long total)
+{
+	printf("KFRAG-KV: stream.%s.bytes=%llu\n", name, bytes);
+	printf("KFRAG-KV: stream.%s.mbps=%.1f\n", name, bytes / el / 1e6);
+	printf("KFRAG-KV: stream.%s.cpu_pct=%.1f\n", name, total ? 100.0 * busy / total : 0.0);
+	fflush(stdout);
+}
+
 /* host.rx<size>: frames datagrams of size bytes from host/udpsource */
 static int udp_case(int win, const char *host, int port, int size, int frames, int gap_us)
 {
@@ -131,7 +141,7 @@ static int udp_case(int win, const char *host, int port, int size, int frames, i
 	struct timeval tmo = { .tv_sec = 2 };
 	unsigned long long b0, t0, b1, t1, bytes = 0;
 	int s, got = 0, rcvbuf = 4 << 20;
-	char req[64];
+	char req[64], name[32];
 	double start, el;
 
 	inet_aton(host, &sa.sin_addr);
@@ -176,15 +186,12 @@ static int udp_case(int win, const char *host, int port, int size, int frames, i
 		return 1;
 	}
 	printf("KFRAG-KV: stream.host.rx%d.frames=%d\n", size, got);
-	printf("KFRAG-KV: stream.host.rx%d.bytes=%llu\n", size, bytes);
-	printf("KFRAG-KV: stream.host.rx%d.mbps=%.1f\n", size, bytes / el / 1e6);
-	printf("KFRAG-KV: stream.host.rx%d.cpu_pct=%.1f\n", size,
-	       t1 > t0 ? 100.0 * (b1 - b0) / (t1 - t0) : 0.0);
-	fflush(stdout);
+	snprintf(name, sizeof(name), "host.rx%d", size);
+	report(name, bytes, el, b1 - b0, t1 > t0 ? t1 - t0 : 0);
 	return 0;
 }
 
-/* host.recv: read the host's stream (host/source) for secs, then close */
+/* host.recv: read the host's stream (host/discard chargen) for secs, then close */
 static int recv_case(int win, const char *host, int port, double secs)
 {
 	static char buf[CHUNK];
@@ -218,11 +225,7 @@ static int recv_case(int win, const char *host, int port, double secs)
 	cpu_sample(&b1, &t1, NULL);
 	mark(win, 0);
 	close(s);
-	printf("KFRAG-KV: stream.host.recv.bytes=%llu\n", bytes);
-	printf("KFRAG-KV: stream.host.recv.mbps=%.1f\n", bytes / el / 1e6);
-	printf("KFRAG-KV: stream.host.recv.cpu_pct=%.1f\n",
-	       t1 > t0 ? 100.0 * (b1 - b0) / (t1 - t0) : 0.0);
-	fflush(stdout);
+	report("host.recv", bytes, el, b1 - b0, t1 > t0 ? t1 - t0 : 0);
 	return 0;
 }
 
@@ -232,6 +235,7 @@ static int run(int win, const char *target, const char *mode, const char *host, 
 	static char buf[CHUNK];
 	struct timeval tmo = { .tv_sec = 30 };
 	unsigned long long b0, t0, b1, t1, bytes = 0;
+	char name[32];
 	double start, el;
 	off_t off = 0;
 	int s = tcp_connect(host, port);
@@ -274,11 +278,8 @@ static int run(int win, const char *target, const char *mode, const char *host, 
 		;
 	mark(win, 0);
 	close(s);
-	printf("KFRAG-KV: stream.%s.%s.bytes=%llu\n", target, mode, bytes);
-	printf("KFRAG-KV: stream.%s.%s.mbps=%.1f\n", target, mode, bytes / el / 1e6);
-	printf("KFRAG-KV: stream.%s.%s.cpu_pct=%.1f\n", target, mode,
-	       t1 > t0 ? 100.0 * (b1 - b0) / (t1 - t0) : 0.0);
-	fflush(stdout);
+	snprintf(name, sizeof(name), "%s.%s", target, mode);
+	report(name, bytes, el, b1 - b0, t1 > t0 ? t1 - t0 : 0);
 	return 0;
 }
 
