@@ -5,6 +5,7 @@
  */
 #include <linux/skbuff.h>
 #include <net/tcp.h>
+#include <linux/sunrpc/xprt.h>
 
 #define KFRAG_SIZE(name, val) \
 	asm volatile("\n->" #name " %0" : : "i" ((long)(val)))
@@ -34,4 +35,21 @@ void kfrag_sizes(void)
 	/* a receive buffer for a 1500-byte MTU frame: dev_alloc_skb(1536) */
 	KFRAG_SIZE(rx1536_head_kmalloc,
 		   SKB_DATA_ALIGN(1536 + NET_SKB_PAD) + sizeof(struct skb_shared_info));
+	/*
+	 * An NFS write's RPC: the request slot (struct rpc_rqst, allocated
+	 * per transport slot when the mount is made) and, on the series, the
+	 * records the stack refers to its pages through (struct
+	 * skb_frag_owned_page, one per page, kcalloc()ed per request by
+	 * xs_alloc_owned_pages() while it is in flight).
+	 */
+	KFRAG_SIZE(sizeof_rpc_rqst, sizeof(struct rpc_rqst));
+#ifdef SKB_FRAG_OWNED
+	KFRAG_SIZE(owned_4k_kmalloc, 1 * sizeof(struct skb_frag_owned_page));
+	KFRAG_SIZE(owned_64k_kmalloc, 16 * sizeof(struct skb_frag_owned_page));
+	KFRAG_SIZE(owned_1m_kmalloc, 256 * sizeof(struct skb_frag_owned_page));
+#else
+	KFRAG_SIZE(owned_4k_kmalloc, 0);
+	KFRAG_SIZE(owned_64k_kmalloc, 0);
+	KFRAG_SIZE(owned_1m_kmalloc, 0);
+#endif
 }

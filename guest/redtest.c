@@ -12,7 +12,8 @@
  *   KFRAG_MOUNTOPTS extra mount options (timeo=,retrans=,wsize=...)
  *   KFRAG_NETEM link spec (guest/netem.h), "-" for none
  *   KFRAG_WRITERS (4) KFRAG_UNITS units of 4 KiB per file (256)
- *   KFRAG_MAXKB largest write (64) KFRAG_SECS run time (30)
+ *   KFRAG_MINKB smallest write (4) KFRAG_MAXKB largest write (64)
+ *   KFRAG_SECS run time (30)
  *   KFRAG_DEADLINE a write slower than this (s) is hung (10)
  *   KFRAG_GAP_MS idle time before each write (0); with one writer, every
  *     write is an isolated one on an idle link
@@ -146,7 +147,7 @@ static volatile uint8_t *unsure;  /* [writer][unit]: a write of gens+1 failed */
 static int errors_ok;
 static const char *mntdir = "/mnt"; /* KFRAG_DIR: a directory of this machine */
 static int hostdir;                 /* KFRAG_DIR given: touch nothing but it */
-static unsigned nwriters, units, maxunits, secs, deadline, gap_ms;
+static unsigned nwriters, units, minunits, maxunits, secs, deadline, gap_ms;
 static unsigned long seed;
 /* test hooks (KFRAG_DIR only): a slow write(), one writer stalled once */
 static unsigned write_delay_ms, stall_ms;
@@ -304,7 +305,7 @@ static void writer(int w)
 		}
 	}
 	while (rc <= 0) {
-		n = 1 + random() % maxunits;
+		n = minunits + random() % (maxunits - minunits + 1);
 		u = random() % (units - n + 1);
 		rc = do_write(w, fd, buf, u, n);
 		if (rc < 0 && !errors_ok) {
@@ -649,6 +650,7 @@ int main(void)
 
 	nwriters = env_num("KFRAG_WRITERS", 4);
 	units = env_num("KFRAG_UNITS", 256);
+	minunits = env_num("KFRAG_MINKB", 4) / 4;
 	maxunits = env_num("KFRAG_MAXKB", 64) / 4;
 	secs = env_num("KFRAG_SECS", 30);
 	deadline = env_num("KFRAG_DEADLINE", 10);
@@ -693,8 +695,9 @@ int main(void)
 		}
 		stall_phase = i;
 	}
-	if (!nwriters || nwriters > MAXWRITERS || !maxunits || units < maxunits) {
-		kv_error("bad workload size (writers 1..32, maxkb >= 4, units >= maxkb/4)");
+	if (!nwriters || nwriters > MAXWRITERS || !minunits || maxunits < minunits ||
+	    units < maxunits) {
+		kv_error("bad workload size (writers 1..32, 4 <= minkb <= maxkb, units >= maxkb/4)");
 		return 2;
 	}
 	if (netem_parse(spec, &ns, err, sizeof(err))) {

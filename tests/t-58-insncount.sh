@@ -97,3 +97,54 @@ t_insncount_bad_input() {
 
 register insncount-known-loop t_insncount_loop
 register insncount-bad-input t_insncount_bad_input
+
+# scripts/bench-goals decides each goal from the benchmarks' every-run
+# tables: the median of the per-repetition ratios against the limit, and
+# "no data" (never "met") for a table that is missing. Synthetic tables
+# whose ratios are known: series / vanilla 1.02 per byte on one stream
+# case (missed) and 1.005 on another (met, although one repetition is
+# 1.02: the median decides), NFS clean 1.01 (met), lossy series / copy
+# 1.01 (missed); no loss sweep, no scaling sweep; the anchor: send() -
+# sendfile() 0.10 (vanilla) and 0.14 (series) instructions per byte.
+t_bench_goals() {
+	local b=$SCRATCH/goals out
+	mkdir -p "$b/results"
+	{
+		printf 'rep\tvariant\tcase\tmbps\tcpu_pct\tbytes\tinsns\tinsns_per_byte\ticount\n'
+		for r in 1 2 3; do
+			printf '%s\tvanilla\thost.send\t1\t1\t1\t1\t2.000\tno\n' $r
+			printf '%s\tseries\thost.send\t1\t1\t1\t1\t2.040\tno\n' $r
+			printf '%s\tvanilla\tlo.send\t1\t1\t1\t1\t1.000\tno\n' $r
+			printf '%s\tvanilla\thost.sendfile\t1\t1\t1\t1\t1.900\tno\n' $r
+			printf '%s\tseries\thost.sendfile\t1\t1\t1\t1\t1.900\tno\n' $r
+		done
+		printf '1\tseries\tlo.send\t1\t1\t1\t1\t1.005\tno\n2\tseries\tlo.send\t1\t1\t1\t1\t1.020\tno\n3\tseries\tlo.send\t1\t1\t1\t1\t1.004\tno\n'
+	} > "$b/results/bench-stream.tsv"
+	{
+		printf 'rep\tprofile\tvariant\tmbps\twrites_per_s\tp50_ms\tp99_ms\tmax_ms\tcpu_pct\tcpu_ms_per_mb\tpoisoned\tcorrupted\thung\tbytes\twrites\tinsns\tminsns_per_mb\tkinsns_per_write\n'
+		for r in 1 2 3; do
+			printf '%s\tclean\tvanilla\t1\t1\t1\t10.0\t1\t1\t1\t0\t0\t0\t1\t1\t1\t30.00\t900\n' $r
+			printf '%s\tclean\tseries\t1\t1\t1\t10.5\t1\t1\t1\t0\t0\t0\t1\t1\t1\t30.30\t901\n' $r
+			printf '%s\tlossy\tcopy\t1\t1\t1\t10.0\t1\t1\t1\t0\t0\t0\t1\t1\t1\t30.00\t900\n' $r
+			printf '%s\tlossy\tseries\t1\t1\t1\t10.0\t1\t1\t1\t0\t0\t0\t1\t1\t1\t30.30\t900\n' $r
+		done
+	} > "$b/results/bench-nfs.tsv"
+	out=$(BUILD_DIR=$b scripts/bench-goals) || { echo "    bench-goals failed"; return 1; }
+	echo "$out"
+	goal_is() { # goal_is PATTERN VERDICT
+		echo "$out" | grep -- "$1" | grep -q -- "| $2 |\$" || { echo "    '$1': not '$2'"; return 1; }
+	}
+	goal_is 'stream host.send | 1.0200' '\*\*missed\*\*' &&
+		goal_is 'stream lo.send | 1.0050 (1.0040–1.0200)' met &&
+		goal_is 'NFS O_DIRECT, clean | 1.0100' met &&
+		goal_is 'series p99 − vanilla p99 .* 0.5 ms' met &&
+		goal_is 'lossy (3 %) | 1.0100' '\*\*missed\*\*' &&
+		goal_is 'anchor: copying per resent byte .* 0.120 (0.100–0.140)' '(for scale)' &&
+		goal_is 'anchor: the destructor per write | NFS clean, series − vanilla | 1.0 ' '(for scale)' &&
+		! echo "$out" | grep -q 'loss sweep\|scaling' || { echo "    rows for sweeps that did not run"; return 1; }
+	rm "$b/results/bench-nfs.tsv"
+	out=$(BUILD_DIR=$b scripts/bench-goals)
+	goal_is 'NFS O_DIRECT, clean | no data' '\*\*no data\*\*' &&
+		goal_is 'lossy (3 %) | no data' '\*\*no data\*\*'
+}
+register bench-goals t_bench_goals
