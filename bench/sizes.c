@@ -36,11 +36,13 @@ void kfrag_sizes(void)
 	KFRAG_SIZE(rx1536_head_kmalloc,
 		   SKB_DATA_ALIGN(1536 + NET_SKB_PAD) + sizeof(struct skb_shared_info));
 	/*
-	 * An NFS write's RPC: the request slot (struct rpc_rqst, allocated
-	 * per transport slot when the mount is made) and, on the series, the
+	 * An NFS write's RPC: the request slot (struct rpc_rqst; v3.1's TCP
+	 * transport preallocates two and kzalloc()s every further request
+	 * in flight, xprt_dynamic_alloc_slot()) and, on the series, the
 	 * records the stack refers to its pages through (struct
-	 * skb_frag_owned_page, one per page, kcalloc()ed per request by
-	 * xs_alloc_owned_pages() while it is in flight).
+	 * skb_frag_owned_page, one per page the data spans, kcalloc()ed per
+	 * request by xs_alloc_owned_pages() while it is in flight): here
+	 * page-aligned data, as the benchmark's buffers are.
 	 */
 	KFRAG_SIZE(sizeof_rpc_rqst, sizeof(struct rpc_rqst));
 #ifdef SKB_FRAG_OWNED
