@@ -3,7 +3,8 @@
  * in total, per vCPU and inside measurement windows the guest marks itself
  * (common/insnmark.h), and writes the counts to a file.
  *
- *   qemu-system-x86_64 -plugin insncount.so,out=FILE[,mode=auto|inline|tb] ...
+ *   qemu-system-x86_64 -plugin insncount.so,out=FILE[,mode=auto|inline|tb]
+ *                      [,profile=PFILE,profwin=ID] ...
  *
  * Counting. When QEMU translates a block of guest code (a TB), the plugin
  * attaches "add the block's instruction count" to the block's entry:
@@ -42,6 +43,14 @@
  *   warning=...                                  counts not to be trusted
  *   total.insns=N, total.vcpu<k>=N               at QEMU's exit
  * (in inline mode there is one counter: vcpu0 stands for all vCPUs).
+ *
+ * Profile (a diagnostic, not a benchmark figure). With profile=PFILE the
+ * plugin also counts, per translated block, the instructions it ran while
+ * window ID (profwin, default 1) was open, and writes at QEMU's exit one
+ * line per block that ran: "<hex guest address> <instructions>". A block
+ * translated twice gives two lines for one address; scripts/insnprof adds
+ * them up per kernel function (System.map). It costs a callback per block
+ * executed; on several vCPUs a block's count is an atomic add.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -72,6 +81,17 @@ static unsigned vcpus_seen;     /* highest vCPU index + 1 */
 static FILE *out;
 static const char *out_path;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* the profile: a record per translated block, a list of them all */
+struct pblock {
+	uint64_t pc, insns;	/* the block's address; instructions it ran */
+	unsigned n;		/* its length in instructions */
+	struct pblock *next;
+};
+static struct pblock *pblocks;
+static const char *prof_path;
+static unsigned prof_win = 1;
+static volatile int prof_open;	/* window prof_win is open */
 
 static struct window {
 	int open;
@@ -124,6 +144,8 @@ static void marker_exec(unsigned int vcpu, void *udata)
 	k = inline_mode ? 0 : vcpu;
 	if (k < nslots)
 		now[k] -= op == KFRAG_INSN_OP_START ? ahead - 1 : ahead;
+	if (id == prof_win)
+		__atomic_store_n(&prof_open, op == KFRAG_INSN_OP_START, __ATOMIC_RELAXED);
 	if (op == KFRAG_INSN_OP_START) {
 		memcpy(win[id].start, now, sizeof(now));
 		win[id].open = 1;
@@ -140,11 +162,36 @@ static void marker_exec(unsigned int vcpu, void *udata)
 	pthread_mutex_unlock(&lock);
 }
 
+/* profile: a block starts; counted while the profiled window is open */
+static void prof_exec(unsigned int vcpu, void *udata)
+{
+	struct pblock *b = udata;
+
+	(void)vcpu;
+	if (__atomic_load_n(&prof_open, __ATOMIC_RELAXED))
+		__atomic_add_fetch(&b->insns, b->n, __ATOMIC_RELAXED);
+}
+
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb), i;
 
 	(void)id;
+	if (prof_path) {
+		struct pblock *b = calloc(1, sizeof(*b));
+
+		if (b) {
+			b->pc = qemu_plugin_tb_vaddr(tb);
+			b->n = n;
+			pthread_mutex_lock(&lock);
+			b->next = pblocks;
+			pblocks = b;
+			pthread_mutex_unlock(&lock);
+			qemu_plugin_register_vcpu_tb_exec_cb(tb, prof_exec, QEMU_PLUGIN_CB_NO_REGS, b);
+		} else {
+			say("warning=profile: out of memory, blocks left out\n");
+		}
+	}
 	if (inline_mode)
 		qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &ctr[0].n, n);
 	else
@@ -191,6 +238,18 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 	for (k = 0; k < NWIN; k++)
 		if (win[k].open)
 			say("window.%u.error=START without STOP\n", k);
+	if (prof_path) {
+		FILE *pf = fopen(prof_path, "w");
+		struct pblock *b;
+
+		if (!pf)
+			say("warning=profile: cannot write %s: %s\n", prof_path, strerror(errno));
+		for (b = pblocks; pf && b; b = b->next)
+			if (b->insns)
+				fprintf(pf, "%" PRIx64 " %" PRIu64 "\n", b->pc, b->insns);
+		if (pf && fclose(pf))
+			say("warning=profile: writing %s failed\n", prof_path);
+	}
 	fclose(out);
 	out = NULL;
 	pthread_mutex_unlock(&lock);
@@ -215,8 +274,14 @@ KFRAG_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info
 			out_path = argv[i] + 4;
 		else if (!strncmp(argv[i], "mode=", 5))
 			mode = argv[i] + 5;
+		else if (!strncmp(argv[i], "profile=", 8))
+			prof_path = argv[i] + 8;
+		else if (!strncmp(argv[i], "profwin=", 8) && atoi(argv[i] + 8) > 0 &&
+			 atoi(argv[i] + 8) < NWIN)
+			prof_win = atoi(argv[i] + 8);
 		else
-			return fail(argv[i], "arguments: out=FILE (required), mode=auto|inline|tb");
+			return fail(argv[i], "arguments: out=FILE (required), mode=auto|inline|tb, "
+				    "profile=FILE, profwin=1..255");
 	}
 	if (!out_path || !*out_path)
 		return fail("no output file", "-plugin insncount.so,out=FILE");

@@ -98,6 +98,38 @@ t_insncount_bad_input() {
 register insncount-known-loop t_insncount_loop
 register insncount-bad-input t_insncount_bad_input
 
+# The per-function profile (VM_INSNPROF, scripts/insnprof) adds up to its
+# window: the loop window (user space, interrupts off) lands whole in
+# "(user-or-module)" within 0.01 % of the window's count (a block is
+# counted whole, the markers' blocks with it), and the loopback send's
+# window within 1 % of its count, most of it in kernel functions, the
+# copy from the user's buffer among them.
+t_insnprof() {
+	local img map f n w tot
+	img=$(kernel_of vanilla)
+	map=$(dirname "$img")/../../../System.map
+	[ -s "$map" ] || { echo "    no System.map beside $img"; return 1; }
+	make -s plugin initramfs
+	for w in 1 4; do
+		VM_INSNCOUNT="$SCRATCH/p$w.insns" VM_INSNPROF="$SCRATCH/p$w.prof" VM_INSNPROF_WIN=$w VM_ICOUNT=0 \
+			VM_LOG="$SCRATCH/p$w.log" scripts/vmrun "$img" insnloop kfrag.n=10000000 kfrag.lomb=16 > "$SCRATCH/p$w.kv" ||
+			{ echo "    vmrun failed (window $w)"; return 1; }
+		scripts/insnprof "$map" "$SCRATCH/p$w.prof" > "$SCRATCH/p$w.txt"
+		head -n 8 "$SCRATCH/p$w.txt"
+	done
+	n=$(kvget loop.n.insns "$SCRATCH/p1.kv") tot=$(awk '$2 == "total" { print $1 }' "$SCRATCH/p1.txt")
+	within "$tot" "$n" 0.01 || { echo "    loop.n: profile $tot, window $n"; return 1; }
+	f=$(awk '$NF == "(user-or-module)" { print $1 }' "$SCRATCH/p1.txt")
+	within "${f:-0}" "$n" 0.01 || { echo "    loop.n: $f in user space of $n"; return 1; }
+	n=$(kvget lo.send.insns "$SCRATCH/p4.kv") tot=$(awk '$2 == "total" { print $1 }' "$SCRATCH/p4.txt")
+	within "$tot" "$n" 1 || { echo "    lo.send: profile $tot, window $n"; return 1; }
+	grep -q ' copy_user_generic\| __copy_user\| copy_from_user' "$SCRATCH/p4.txt" ||
+		{ echo "    lo.send: no copy from user space among the functions"; return 1; }
+	f=$(awk '$NF == "(user-or-module)" { print $1 }' "$SCRATCH/p4.txt")
+	[ "${f:-0}" -lt $((n / 2)) ] || { echo "    lo.send: $f of $n instructions outside the kernel's text"; return 1; }
+}
+register insnprof-known-loop t_insnprof
+
 # scripts/bench-goals decides each goal from the benchmarks' every-run
 # tables: per repetition the ratio (p99: the difference), met if every
 # repetition is within the limit, missed if none is, undecided otherwise;
