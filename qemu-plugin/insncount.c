@@ -36,12 +36,21 @@
  * instructions of the block from the marker on, which have not run yet:
  * the window is exact to the instruction, whatever the block boundaries.
  *
+ * Kernel. Beside the total, every count has a kernel part: the
+ * instructions of blocks that start at a kernel address (the upper half
+ * of the x86-64 address space, 0xffff800000000000 and up): the kernel's
+ * text and its modules, run at interrupts, system calls and in kernel
+ * threads. The rest is user space: in the benchmarks, largely the
+ * workload's own (the red test stamps and checks every byte it writes),
+ * the same whatever the kernel does.
+ *
  * The file (KEY=VALUE lines; scripts/vmrun reads it):
  *   mode=inline|tb  vcpus=<max vCPUs>
- *   window.<id>.insns=N, window.<id>.vcpu<k>=N   at each STOP
+ *   window.<id>.insns=N, window.<id>.kernel=N,
+ *   window.<id>.vcpu<k>=N                        at each STOP
  *   window.<id>.error=...                        STOP without START
  *   warning=...                                  counts not to be trusted
- *   total.insns=N, total.vcpu<k>=N               at QEMU's exit
+ *   total.insns=N, total.kernel=N, total.vcpu<k>=N   at QEMU's exit
  * (in inline mode there is one counter: vcpu0 stands for all vCPUs).
  *
  * Profile (a diagnostic, not a benchmark figure). With profile=PFILE the
@@ -67,6 +76,7 @@ KFRAG_PLUGIN_EXPORT int qemu_plugin_version = KFRAG_PLUGIN_API_VERSION;
 
 #define NWIN 256
 #define MAXTBINSNS 0xffff
+#define KERNEL_START 0xffff800000000000ULL
 
 /* one per vCPU, a cache line each: the vCPU threads do not share lines */
 struct counter {
@@ -75,6 +85,7 @@ struct counter {
 };
 
 static struct counter *ctr;     /* [nslots]; inline mode uses ctr[0] only */
+static struct counter *kctr;    /* the same, blocks at kernel addresses only */
 static unsigned nslots;         /* max vCPUs */
 static int inline_mode;
 static unsigned vcpus_seen;     /* highest vCPU index + 1 */
@@ -95,12 +106,12 @@ static volatile int prof_open;	/* window prof_win is open */
 
 static struct window {
 	int open;
-	uint64_t *start;        /* [nslots] */
+	uint64_t *start;        /* [2 * nslots]: ctr's, then kctr's */
 } win[NWIN];
 
-static uint64_t get(unsigned k)
+static uint64_t get(struct counter *c, unsigned k)
 {
-	return __atomic_load_n(&ctr[k].n, __ATOMIC_RELAXED);
+	return __atomic_load_n(&c[k].n, __ATOMIC_RELAXED);
 }
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -116,34 +127,53 @@ static void say(const char *fmt, ...)
 	fflush(out);
 }
 
-/* tb mode: a block starts on vCPU vcpu; udata is its instruction count */
-static void tb_exec(unsigned int vcpu, void *udata)
+static void add(struct counter *c, unsigned k, uint64_t n)
 {
-	if (vcpu < nslots)
-		__atomic_store_n(&ctr[vcpu].n, ctr[vcpu].n + (uintptr_t)udata, __ATOMIC_RELAXED);
+	__atomic_store_n(&c[k].n, c[k].n + n, __ATOMIC_RELAXED);
 }
 
 /*
- * a marker is about to run on vCPU vcpu. udata: op | id << 8 | ahead << 16,
- * ahead = instructions of its block from the marker on (already counted at
- * the block's entry, not yet run)
+ * tb mode: a block starts on vCPU vcpu; udata is its instruction count
+ * times two, plus one for a block at a kernel address
+ */
+static void tb_exec(unsigned int vcpu, void *udata)
+{
+	uintptr_t u = (uintptr_t)udata;
+
+	if (vcpu >= nslots)
+		return;
+	add(ctr, vcpu, u >> 1);
+	if (u & 1)
+		add(kctr, vcpu, u >> 1);
+}
+
+/*
+ * a marker is about to run on vCPU vcpu. udata: op | id << 8 | ahead << 16
+ * | kernel << 32, ahead = instructions of its block from the marker on
+ * (already counted at the block's entry, not yet run), kernel = the block
+ * is at a kernel address
  */
 static void marker_exec(unsigned int vcpu, void *udata)
 {
 	uintptr_t u = (uintptr_t)udata;
 	unsigned op = u & 0xff, id = (u >> 8) & 0xff, k;
-	uint64_t ahead = u >> 16, now[nslots], sum = 0;
+	uint64_t ahead = (u >> 16) & 0xffff, now[2 * nslots], sum = 0, ksum = 0;
 
 	pthread_mutex_lock(&lock);
-	for (k = 0; k < nslots; k++)
-		now[k] = get(k);
+	for (k = 0; k < nslots; k++) {
+		now[k] = get(ctr, k);
+		now[nslots + k] = get(kctr, k);
+	}
 	/*
 	 * up to and including START, up to but excluding STOP: the window is
 	 * what runs between the two
 	 */
 	k = inline_mode ? 0 : vcpu;
-	if (k < nslots)
+	if (k < nslots) {
 		now[k] -= op == KFRAG_INSN_OP_START ? ahead - 1 : ahead;
+		if (u >> 32)
+			now[nslots + k] -= op == KFRAG_INSN_OP_START ? ahead - 1 : ahead;
+	}
 	if (id == prof_win)
 		__atomic_store_n(&prof_open, op == KFRAG_INSN_OP_START, __ATOMIC_RELAXED);
 	if (op == KFRAG_INSN_OP_START) {
@@ -152,9 +182,12 @@ static void marker_exec(unsigned int vcpu, void *udata)
 	} else if (!win[id].open) {
 		say("window.%u.error=STOP without START (vCPU %u)\n", id, vcpu);
 	} else {
-		for (k = 0; k < nslots; k++)
+		for (k = 0; k < nslots; k++) {
 			sum += now[k] - win[id].start[k];
+			ksum += now[nslots + k] - win[id].start[nslots + k];
+		}
 		say("window.%u.insns=%" PRIu64 "\n", id, sum);
+		say("window.%u.kernel=%" PRIu64 "\n", id, ksum);
 		for (k = 0; k < (inline_mode ? 1 : vcpus_seen); k++)
 			say("window.%u.vcpu%u=%" PRIu64 "\n", id, k, now[k] - win[id].start[k]);
 		win[id].open = 0;
@@ -175,6 +208,7 @@ static void prof_exec(unsigned int vcpu, void *udata)
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb), i;
+	int kern = qemu_plugin_tb_vaddr(tb) >= KERNEL_START;
 
 	(void)id;
 	if (prof_path) {
@@ -192,11 +226,15 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			say("warning=profile: out of memory, blocks left out\n");
 		}
 	}
-	if (inline_mode)
+	if (inline_mode) {
 		qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &ctr[0].n, n);
-	else
+		if (kern)
+			qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
+								 &kctr[0].n, n);
+	} else {
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS,
-						     (void *)(uintptr_t)n);
+						     (void *)((uintptr_t)n << 1 | kern));
+	}
 	for (i = 0; i < n && n <= MAXTBINSNS; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		unsigned wid;
@@ -204,7 +242,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 		if (op)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker_exec, QEMU_PLUGIN_CB_NO_REGS,
-				(void *)((uintptr_t)op | (uintptr_t)wid << 8 | (uintptr_t)(n - i) << 16));
+				(void *)((uintptr_t)op | (uintptr_t)wid << 8 | (uintptr_t)(n - i) << 16 |
+					 (uintptr_t)kern << 32));
 	}
 }
 
@@ -225,16 +264,19 @@ static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 
 static void at_exit(qemu_plugin_id_t id, void *p)
 {
-	uint64_t sum = 0;
+	uint64_t sum = 0, ksum = 0;
 	unsigned k;
 
 	(void)id, (void)p;
 	pthread_mutex_lock(&lock);
-	for (k = 0; k < nslots; k++)
-		sum += get(k);
+	for (k = 0; k < nslots; k++) {
+		sum += get(ctr, k);
+		ksum += get(kctr, k);
+	}
 	say("total.insns=%" PRIu64 "\n", sum);
+	say("total.kernel=%" PRIu64 "\n", ksum);
 	for (k = 0; k < (inline_mode ? 1 : vcpus_seen); k++)
-		say("total.vcpu%u=%" PRIu64 "\n", k, get(k));
+		say("total.vcpu%u=%" PRIu64 "\n", k, get(ctr, k));
 	for (k = 0; k < NWIN; k++)
 		if (win[k].open)
 			say("window.%u.error=START without STOP\n", k);
@@ -296,11 +338,13 @@ KFRAG_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info
 		return fail(mode, "mode=auto|inline|tb");
 	nslots = info->system.max_vcpus > 0 ? info->system.max_vcpus : 1;
 	ctr = aligned_alloc(64, sizeof(*ctr) * nslots);
-	if (!ctr)
+	kctr = aligned_alloc(64, sizeof(*kctr) * nslots);
+	if (!ctr || !kctr)
 		return fail("out of memory", "fewer vCPUs");
 	memset(ctr, 0, sizeof(*ctr) * nslots);
+	memset(kctr, 0, sizeof(*kctr) * nslots);
 	for (k = 0; k < NWIN; k++)
-		if (!(win[k].start = calloc(nslots, sizeof(uint64_t))))
+		if (!(win[k].start = calloc(2 * nslots, sizeof(uint64_t))))
 			return fail("out of memory", "fewer vCPUs");
 	out = fopen(out_path, "w");
 	if (!out) {

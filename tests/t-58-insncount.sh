@@ -1,8 +1,9 @@
 # The instruction counter of the benchmarks (qemu-plugin/insncount.c,
 # scripts/vmrun VM_INSNCOUNT): loops of a known length must be counted
 # exactly (within 1 %; they are exact to the instruction), twice the loop
-# twice the count, a repeated run the same count (within 0.5 %), on one
-# vCPU (inline counting) and on two (a counter per vCPU); and bad input
+# twice the count, a repeated run the same count (within 0.5 %), the
+# kernel part of a user-space loop's window exactly what is not the loop,
+# on one vCPU (inline counting) and on two (a counter per vCPU); and bad input
 # stops with the cause and the fix. A real kernel path (16 MiB over
 # loopback TCP) repeats only if the guest's clock follows its instruction
 # count (VM_ICOUNT): on the host's clock, where the timer preempts the
@@ -26,7 +27,7 @@ insn_run() {
 within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * p / 100) }'; }
 
 insn_check() { # insn_check NAME: the loops of run NAME are counted right
-	local f=$SCRATCH/$1.kv w n want
+	local f=$SCRATCH/$1.kv w n k want
 	[ "$(kvget insnloop.irqs_off "$f")" = 1 ] || { echo "    the guest could not turn interrupts off (iopl)"; return 1; }
 	for w in loop.n loop.2n; do
 		n=$(kvget "$w.insns" "$f") want=$(kvget "insnloop.expected.$w" "$f")
@@ -38,6 +39,20 @@ insn_check() { # insn_check NAME: the loops of run NAME are counted right
 		{ echo "    $1: loop.2n is not twice loop.n"; return 1; }
 	n=$(kvget loop.irq.insns "$f")
 	echo "$1: loop.irq $n (timer interrupts: +$((n - $(kvget insnloop.expected.loop.irq "$f"))))"
+	# the kernel part: a loop in user space leaves exactly the loop outside
+	# it, whatever the interrupts (loop.irq) or the other vCPU did meanwhile
+	for w in loop.n loop.2n loop.irq; do
+		n=$(kvget "$w.insns" "$f") k=$(kvget "$w.kinsns" "$f") want=$(kvget "insnloop.expected.$w" "$f")
+		[[ $k =~ ^[0-9]+$ ]] || { echo "    $1: no kernel count for $w (got '$k')"; return 1; }
+		[ $((n - k)) = "$want" ] ||
+			{ echo "    $1: $w: $n instructions, $k of them in the kernel: $((n - k)) in user space, expected $want"; return 1; }
+	done
+	echo "$1: loop.irq $(kvget loop.irq.kinsns "$f") in the kernel, the loop's $want outside it"
+	# a loopback send is the kernel's work: the copies, TCP, the softirqs
+	n=$(kvget lo.send.insns "$f") k=$(kvget lo.send.kinsns "$f")
+	[[ $k =~ ^[0-9]+$ ]] && [ $((k * 10)) -ge $((n * 9)) ] ||
+		{ echo "    $1: lo.send: $n instructions, '$k' of them in the kernel (expected 90 % or more)"; return 1; }
+	echo "$1: lo.send $k of $n in the kernel"
 }
 
 t_insncount_loop() {
