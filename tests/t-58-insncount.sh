@@ -156,17 +156,20 @@ register insnprof-known-loop t_insnprof
 #   stream host.send 1.03125 every rep (missed), lo.send 1.0 .. 1.03 with
 #   one rep over 1.01 (undecided; median 1.002, the mean of the middle two), lo.sendfile exactly 1.01 max (met at
 #   the limit), host.recv one pair under -icount on one side (left out);
-#   NFS clean 1.03 exactly (met), one vanilla run hung (left out), p99
-#   +0.5 ms but +2 in one rep (undecided); lossy series / copy 0.99 (met);
+#   NFS (the kernel's instructions per MB; all the guest's are equal)
+#   clean 1.03 exactly (met), one vanilla run hung (left out), p99
+#   +0.5 ms but +2 in one rep (undecided); lossy series / copy 0.99 (met;
+#   one pair's series run on the host's clock, left out);
 #   loss sweep loss1 1.01 (missed); scaling w4:64 1.03 (met), w16:64
 #   1.03125 (missed); the anchor: send() - sendfile() 0.25 per byte,
 #   series - copy 5 k per write: break-even 20000 bytes.
 t_bench_goals() {
 	local b=$SCRATCH/goals out nfshdr
 	mkdir -p "$b/results"
-	nfshdr='rep\tprofile\tvariant\tmbps\twrites_per_s\tp50_ms\tp99_ms\tmax_ms\tcpu_pct\tcpu_ms_per_mb\tpoisoned\tcorrupted\thung\tbytes\twrites\tinsns\tminsns_per_mb\tkinsns_per_write\n'
-	# nfsrow REP PROFILE VARIANT P99 HUNG MINSNS_PER_MB KINSNS_PER_WRITE
-	nfsrow() { printf '%s\t%s\t%s\t1\t1\t1\t%s\t1\t1\t1\t0\t0\t%s\t1\t1\t1\t%s\t%s\n' "$@"; }
+	nfshdr='rep\tprofile\tvariant\tmbps\twrites_per_s\tp50_ms\tp99_ms\tmax_ms\tcpu_pct\tcpu_ms_per_mb\tpoisoned\tcorrupted\thung\tbytes\twrites\tinsns\tminsns_per_mb\tkinsns_per_write\tkinsns\tkminsns_per_mb\tkkinsns_per_write\ticount\n'
+	# nfsrow REP PROFILE VARIANT P99 HUNG KERNEL_MINSNS_PER_MB KERNEL_KINSNS_PER_WRITE [ICOUNT]:
+	# the goals are the kernel's; all the guest's instructions are 1 (ratio 1) throughout
+	nfsrow() { printf '%s\t%s\t%s\t1\t1\t1\t%s\t1\t1\t1\t0\t0\t%s\t1\t1\t1\t1\t1\t1\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "$7" "${8:-0}"; }
 	{
 		printf 'rep\tvariant\tcase\tmbps\tcpu_pct\tbytes\tinsns\tinsns_per_byte\ticount\n'
 		for r in 1 2 3 4 5 6; do
@@ -196,7 +199,7 @@ t_bench_goals() {
 			nfsrow $r clean copy $((10 + r)) 0 "$v" 900
 			[ $r != 3 ] || nfsrow $r clean series-p99 0 0 0 0
 			nfsrow $r lossy copy 10 0 100 900
-			nfsrow $r lossy series 10 0 99 900
+			nfsrow $r lossy series 10 0 99 900 "$([ $r = 2 ] && echo off || echo 0)"
 		done
 	} | awk -F'\t' -v OFS='\t' '$1 == 3 && $3 == "series" && $2 == "clean" { $7 = 15 } $3 != "series-p99"' > "$b/results/bench-nfs.tsv"
 	{
@@ -226,18 +229,18 @@ t_bench_goals() {
 		goal_is 'stream host.recv | 1.0000 (1.0000–1.0000), 5 reps, 1 left out' met &&
 		goal_is 'NFS O_DIRECT, clean | 1.0300 (1.0300–1.0300), 5 reps, 1 left out (hung.* | ≤ 1.03 ' met &&
 		goal_is 'series p99 − vanilla p99 | NFS O_DIRECT, clean | 0.5 (0.5–2.0) ms, 5 reps, 1 left out (hung.* | ≤ 1 ms' undecided &&
-		goal_is 'lossy (3 %) | 0.9900 (0.9900–0.9900), 6 reps' met &&
+		goal_is 'lossy (3 %) | 0.9900 (0.9900–0.9900), 5 reps, 1 left out' met &&
 		goal_is 'loss1 (delay=2,loss=1) | 1.0100 (1.0100–1.0100), 6 reps' '\*\*missed\*\*' &&
 		goal_is 'NFS O_DIRECT, w4:64 | 1.0300 (1.0300–1.0300), 6 reps | ≤ 1.03 ' met &&
 		goal_is 'NFS O_DIRECT, w16:64 | 1.0312 (1.0312–1.0312), 6 reps' '\*\*missed\*\*' &&
 		goal_is 'anchor: copying per byte .* 0.250 (0.250–0.250) instructions/byte, 12 runs' '(for scale)' &&
-		goal_is 'anchor: the destructor per write .* 5.0 (5.0–5.0) k instructions/write, 6 reps' '(for scale)' &&
+		goal_is 'anchor: the destructor per write .* 5.0 (5.0–5.0) k kernel instructions/write, 6 reps' '(for scale)' &&
 		goal_is 'anchor: break-even .* 20000 bytes' '(for scale)' || return 1
 	# too few repetitions decide nothing
 	out=$(MIN_REPS=7 BUILD_DIR=$b scripts/bench-goals)
 	goal_is 'stream host.send' '\*\*too few runs\*\*' || return 1
 	# a destructor cost whose repetitions straddle 0 (-5 k in one) gives no break-even
-	awk -F'\t' -v OFS='\t' '$1 == 1 && $2 == "clean" && $3 == "series" { $18 = 895 } 1' "$b/results/bench-nfs.tsv" > "$b/nfs" &&
+	awk -F'\t' -v OFS='\t' '$1 == 1 && $2 == "clean" && $3 == "series" { $21 = 895 } 1' "$b/results/bench-nfs.tsv" > "$b/nfs" &&
 		mv "$b/nfs" "$b/results/bench-nfs.tsv"
 	out=$(BUILD_DIR=$b scripts/bench-goals)
 	goal_is 'anchor: break-even .* none: the destructor per write is within' '(for scale)' || return 1
