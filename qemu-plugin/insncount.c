@@ -25,7 +25,12 @@
  * it early, the instructions after the faulting one are counted although
  * they did not run, and the block is entered again later. That inflates a
  * count by the number of instructions after faulting ones: deterministic
- * for a deterministic workload, and a few per fault.
+ * for a deterministic workload, and a few per fault. Under -icount the
+ * same happens at a device register access (MMIO) in the middle of a
+ * block: QEMU stops the block there and runs the access in a block of its
+ * own, which plugins do not see (CF_MEMI_ONLY); the rest of the first
+ * block is counted again when it runs. A few instructions per such
+ * access, as deterministic as the accesses.
  *
  * Windows. A marker instruction (a NOP with a magic displacement, see
  * common/insnmark.h) is recognised by its bytes at translation time; the
@@ -42,7 +47,12 @@
  * text and its modules, run at interrupts, system calls and in kernel
  * threads. The rest is user space: in the benchmarks, largely the
  * workload's own (the red test stamps and checks every byte it writes),
- * the same whatever the kernel does.
+ * the same whatever the kernel does. The split is exact: a block cannot
+ * cross the non-canonical hole between the halves, and TCG ends a block
+ * at syscall, sysret and iret and takes interrupts between blocks. One
+ * exception: the legacy vsyscall page (0xffffffffff600000) is user-mode
+ * code at a kernel address and would count as kernel; our static guest
+ * programs do not call it.
  *
  * The file (KEY=VALUE lines; scripts/vmrun reads it):
  *   mode=inline|tb  vcpus=<max vCPUs>
@@ -78,14 +88,21 @@ KFRAG_PLUGIN_EXPORT int qemu_plugin_version = KFRAG_PLUGIN_API_VERSION;
 #define MAXTBINSNS 0xffff
 #define KERNEL_START 0xffff800000000000ULL
 
+_Static_assert(sizeof(uintptr_t) >= 8, "a marker's udata needs 64 bits");
+
 /* one per vCPU, a cache line each: the vCPU threads do not share lines */
 struct counter {
 	uint64_t n;
 	char pad[64 - sizeof(uint64_t)];
 };
 
-static struct counter *ctr;     /* [nslots]; inline mode uses ctr[0] only */
-static struct counter *kctr;    /* the same, blocks at kernel addresses only */
+/*
+ * [nslots] each; inline mode uses [0] only. A block adds to exactly one of
+ * them, so that a reader on another vCPU can never see a block counted in
+ * one and not yet in the other: the total is their sum
+ */
+static struct counter *uctr;    /* blocks at user addresses */
+static struct counter *kctr;    /* blocks at kernel addresses */
 static unsigned nslots;         /* max vCPUs */
 static int inline_mode;
 static unsigned vcpus_seen;     /* highest vCPU index + 1 */
@@ -106,7 +123,7 @@ static volatile int prof_open;	/* window prof_win is open */
 
 static struct window {
 	int open;
-	uint64_t *start;        /* [2 * nslots]: ctr's, then kctr's */
+	uint64_t *start;        /* [2 * nslots]: uctr's, then kctr's */
 } win[NWIN];
 
 static uint64_t get(struct counter *c, unsigned k)
@@ -140,11 +157,8 @@ static void tb_exec(unsigned int vcpu, void *udata)
 {
 	uintptr_t u = (uintptr_t)udata;
 
-	if (vcpu >= nslots)
-		return;
-	add(ctr, vcpu, u >> 1);
-	if (u & 1)
-		add(kctr, vcpu, u >> 1);
+	if (vcpu < nslots)
+		add(u & 1 ? kctr : uctr, vcpu, u >> 1);
 }
 
 /*
@@ -161,19 +175,17 @@ static void marker_exec(unsigned int vcpu, void *udata)
 
 	pthread_mutex_lock(&lock);
 	for (k = 0; k < nslots; k++) {
-		now[k] = get(ctr, k);
+		now[k] = get(uctr, k);
 		now[nslots + k] = get(kctr, k);
 	}
 	/*
 	 * up to and including START, up to but excluding STOP: the window is
-	 * what runs between the two
+	 * what runs between the two; the marker's block is in the counter
+	 * its address chose
 	 */
 	k = inline_mode ? 0 : vcpu;
-	if (k < nslots) {
-		now[k] -= op == KFRAG_INSN_OP_START ? ahead - 1 : ahead;
-		if (u >> 32)
-			now[nslots + k] -= op == KFRAG_INSN_OP_START ? ahead - 1 : ahead;
-	}
+	if (k < nslots)
+		now[(u >> 32 ? nslots : 0) + k] -= op == KFRAG_INSN_OP_START ? ahead - 1 : ahead;
 	if (id == prof_win)
 		__atomic_store_n(&prof_open, op == KFRAG_INSN_OP_START, __ATOMIC_RELAXED);
 	if (op == KFRAG_INSN_OP_START) {
@@ -182,14 +194,15 @@ static void marker_exec(unsigned int vcpu, void *udata)
 	} else if (!win[id].open) {
 		say("window.%u.error=STOP without START (vCPU %u)\n", id, vcpu);
 	} else {
-		for (k = 0; k < nslots; k++) {
-			sum += now[k] - win[id].start[k];
+		for (k = 0; k < nslots; k++)
 			ksum += now[nslots + k] - win[id].start[nslots + k];
-		}
+		for (k = 0; k < 2 * nslots; k++)
+			sum += now[k] - win[id].start[k];
 		say("window.%u.insns=%" PRIu64 "\n", id, sum);
 		say("window.%u.kernel=%" PRIu64 "\n", id, ksum);
 		for (k = 0; k < (inline_mode ? 1 : vcpus_seen); k++)
-			say("window.%u.vcpu%u=%" PRIu64 "\n", id, k, now[k] - win[id].start[k]);
+			say("window.%u.vcpu%u=%" PRIu64 "\n", id, k,
+			    now[k] - win[id].start[k] + now[nslots + k] - win[id].start[nslots + k]);
 		win[id].open = 0;
 	}
 	pthread_mutex_unlock(&lock);
@@ -226,15 +239,12 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			say("warning=profile: out of memory, blocks left out\n");
 		}
 	}
-	if (inline_mode) {
-		qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &ctr[0].n, n);
-		if (kern)
-			qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
-								 &kctr[0].n, n);
-	} else {
+	if (inline_mode)
+		qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
+							 kern ? &kctr[0].n : &uctr[0].n, n);
+	else
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS,
 						     (void *)((uintptr_t)n << 1 | kern));
-	}
 	for (i = 0; i < n && n <= MAXTBINSNS; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		unsigned wid;
@@ -270,13 +280,13 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 	(void)id, (void)p;
 	pthread_mutex_lock(&lock);
 	for (k = 0; k < nslots; k++) {
-		sum += get(ctr, k);
+		sum += get(uctr, k) + get(kctr, k);
 		ksum += get(kctr, k);
 	}
 	say("total.insns=%" PRIu64 "\n", sum);
 	say("total.kernel=%" PRIu64 "\n", ksum);
 	for (k = 0; k < (inline_mode ? 1 : vcpus_seen); k++)
-		say("total.vcpu%u=%" PRIu64 "\n", k, get(ctr, k));
+		say("total.vcpu%u=%" PRIu64 "\n", k, get(uctr, k) + get(kctr, k));
 	for (k = 0; k < NWIN; k++)
 		if (win[k].open)
 			say("window.%u.error=START without STOP\n", k);
@@ -337,11 +347,11 @@ KFRAG_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info
 	else
 		return fail(mode, "mode=auto|inline|tb");
 	nslots = info->system.max_vcpus > 0 ? info->system.max_vcpus : 1;
-	ctr = aligned_alloc(64, sizeof(*ctr) * nslots);
+	uctr = aligned_alloc(64, sizeof(*uctr) * nslots);
 	kctr = aligned_alloc(64, sizeof(*kctr) * nslots);
-	if (!ctr || !kctr)
+	if (!uctr || !kctr)
 		return fail("out of memory", "fewer vCPUs");
-	memset(ctr, 0, sizeof(*ctr) * nslots);
+	memset(uctr, 0, sizeof(*uctr) * nslots);
 	memset(kctr, 0, sizeof(*kctr) * nslots);
 	for (k = 0; k < NWIN; k++)
 		if (!(win[k].start = calloc(2 * nslots, sizeof(uint64_t))))
