@@ -332,6 +332,41 @@ variant_queue() {
 	done
 }
 
+# queue_id VARIANT: what VARIANT's kernel is built from, for a benchmark's
+# header: the first 12 hex digits of the SHA-1 of its patch queue's files
+# (base queue included), or "given" when KERNEL_<VARIANT> names a bzImage.
+queue_id() {
+	local k=KERNEL_${1^^} p q
+	[ -z "${!k:-}" ] || { echo given; return; }
+	q=$(variant_queue "$1") || exit 1
+	while read -r p; do cat "$p"; done <<< "$q" | sha1sum | cut -c1-12
+}
+# kernels_line VARIANT...: "# kernels (...): vanilla ID, series ID" (queue_id);
+# scripts/bench compares it with the queues of the day (a stale table says so)
+kernels_line() {
+	local v s=
+	for v; do s+="${s:+, }$v $(queue_id "$v")" || exit 1; done
+	echo "# kernels (patch queues' SHA-1): $s"
+}
+
+# table_stale TABLE: what is wrong with the kernels TABLE measured (its "# kernels"
+# line) against those patches/ gives today; nothing when they are the same
+# (scripts/bench puts it above the table and under the goals)
+table_stale() {
+	local line v id now out= IFS=$' \t\n'
+	line=$(sed -n 's/^# kernels (patch queues. SHA-1): //p' "$1")
+	if [ -z "$line" ]; then
+		echo "kernels not recorded (a table made before the benchmarks recorded them): which series it measured is not known"
+		return
+	fi
+	while read -r v id; do
+		[ "$id" != given ] || { out+="${out:+; }$v was a given bzImage (KERNEL_${v^^})"; continue; }
+		now=$(unset "KERNEL_${v^^}"; queue_id "$v")
+		[ "$id" = "$now" ] || out+="${out:+; }$v $id (patches/ gives $now today)"
+	done < <(tr ',' '\n' <<< "$line")
+	[ -z "$out" ] || echo "measured with other kernels than patches/ gives today: $out"
+}
+
 # ======================================================================
 # Kernel builds and the allmodconfig object tree (scripts/gate,
 # check-objects, build-kernel, check-cross). One compiler/ccache/jobs

@@ -276,3 +276,38 @@ t_bench_goals() {
 		goal_is 'anchor: the destructor per write' '\*\*no data\*\*'
 }
 register bench-goals t_bench_goals
+
+# A benchmark's table names the patch queues its kernels were built from
+# (scripts/lib.sh kernels_line); scripts/bench warns above a table, and
+# under the goals, when they are not what patches/ gives today.
+t_bench_kernels_stale() {
+	local q=$SCRATCH/stale-queue t=$SCRATCH/stale.md out
+	rm -rf "$q"
+	cp -r patches "$q"
+	# stale F: scripts/lib.sh's table_stale on F, for the queue $q
+	stale() { PATCHES_DIR=$q bash -c '. scripts/lib.sh && table_stale "$1"' _ "$1"; }
+	PATCHES_DIR=$q bash -c '. scripts/lib.sh && { echo "# a table"; kernels_line vanilla series copy; }' > "$t" ||
+		{ echo "    kernels_line failed"; return 1; }
+	grep -Eq '^# kernels \(patch queues. SHA-1\): vanilla [0-9a-f]{12}, series [0-9a-f]{12}, copy [0-9a-f]{12}$' "$t" ||
+		{ echo "    kernels_line wrote: $(cat "$t")"; return 1; }
+	out=$(stale "$t")
+	[ -z "$out" ] || { echo "    today's kernels called stale: $out"; return 1; }
+	# one more line in the series' last patch: the series is another,
+	# vanilla and copy are not
+	echo "# changed" >> "$q/$(tail -n 1 "$q/series")"
+	out=$(stale "$t")
+	echo "$out" | grep -Eq '^measured with other kernels than patches/ gives today: series [0-9a-f]{12} \(patches/ gives [0-9a-f]{12} today\)$' ||
+		{ echo "    a changed series: '$out'"; return 1; }
+	# a base-queue change makes all three others
+	echo "# changed" >> "$q/base/$(grep -v '^#' "$q/base/series" | grep . | head -n 1)"
+	out=$(stale "$t")
+	for v in vanilla series copy; do
+		echo "$out" | grep -q "$v [0-9a-f]\{12\} (patches/ gives" || { echo "    a changed base queue, $v not named: '$out'"; return 1; }
+	done
+	echo '# a table made before' > "$t"
+	stale "$t" | grep -q '^kernels not recorded' || { echo "    a table without the line: '$(stale "$t")'"; return 1; }
+	KERNEL_SERIES=/nonexistent PATCHES_DIR=$q bash -c '. scripts/lib.sh && kernels_line vanilla series' > "$t"
+	stale "$t" | grep -q 'series was a given bzImage (KERNEL_SERIES)' ||
+		{ echo "    a given bzImage: '$(stale "$t")'"; return 1; }
+}
+register bench-kernels-stale t_bench_kernels_stale
