@@ -24,8 +24,9 @@
  * KFRAG_CASES (default "host,lo,recv,rx") names the groups of cases to
  * run: host and lo are the send() and sendfile() cases to each target,
  * recv and rx the receive ones (which also need their port). The
- * benchmark runs the send cases under QEMU's -icount and the receive ones
- * in a VM without it (scripts/bench-stream).
+ * benchmark runs each group in a VM of its own: e1000's send cases under
+ * QEMU's -icount, its TCP receive under -icount with sleep=on, the rx
+ * cases without it (scripts/bench-stream).
  *
  * Each case is a window of the instruction counter (common/insnmark.h;
  * scripts/vmrun VM_INSNCOUNT reports stream.<target>.<mode>.insns): from

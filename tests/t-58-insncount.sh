@@ -292,6 +292,14 @@ t_bench_kernels_stale() {
 		{ echo "    kernels_line wrote: $(cat "$t")"; return 1; }
 	out=$(stale "$t")
 	[ -z "$out" ] || { echo "    today's kernels called stale: $out"; return 1; }
+	# a bzImage given for this run does not make the table's series "given"
+	out=$(KERNEL_SERIES=/nonexistent stale "$t")
+	[ -z "$out" ] || { echo "    KERNEL_SERIES in the environment: '$out'"; return 1; }
+	# the same patches in another order are another series
+	cp "$q/series" "$SCRATCH/series.keep"
+	{ tail -n 1 "$SCRATCH/series.keep"; head -n -1 "$SCRATCH/series.keep"; } > "$q/series"
+	stale "$t" | grep -q 'series [0-9a-f]\{12\} (patches/ gives' || { echo "    a reordered series: '$(stale "$t")'"; return 1; }
+	cp "$SCRATCH/series.keep" "$q/series"
 	# one more line in the series' last patch: the series is another,
 	# vanilla and copy are not
 	echo "# changed" >> "$q/$(tail -n 1 "$q/series")"
