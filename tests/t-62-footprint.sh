@@ -37,9 +37,11 @@ t_footprint_rx_slab() {
 	local v s a b
 	v=$(kernel_of vanilla)
 	s=$(kernel_of series)
-	KERNEL_VANILLA=$v KERNEL_SERIES=$s RXMEM_NICS=e1000 FRAMES=2000 scripts/rxmem 1 >/dev/null
-	a=$(awk -F'\t' '$2 == "vanilla" { print $5 }' "$BUILD_DIR/results/rxmem.tsv")
-	b=$(awk -F'\t' '$2 == "series" { print $5 }' "$BUILD_DIR/results/rxmem.tsv")
+	# its own results directory: build/results holds the benchmark's table
+	KERNEL_VANILLA=$v KERNEL_SERIES=$s RXMEM_NICS=e1000 FRAMES=2000 RXMEM_RESULTS=$SCRATCH/rxmem \
+		scripts/rxmem 1 >/dev/null
+	a=$(awk -F'\t' '$2 == "vanilla" { print $5 }' "$SCRATCH/rxmem/rxmem.tsv")
+	b=$(awk -F'\t' '$2 == "series" { print $5 }' "$SCRATCH/rxmem/rxmem.tsv")
 	echo "slab bytes per received frame: vanilla $a, series $b"
 	# the frames are really held: a 1400-byte datagram needs a 2 KiB head
 	[ "${a:-0}" -ge 2048 ] || { echo "    vanilla: $a bytes per frame, the frames were not kept"; return 1; }
