@@ -17,9 +17,14 @@
  * KFRAG_UDPFRAMES (2000) datagrams of each payload size of
  * KFRAG_UDPSIZES ("64,512,1472", up to 3), sent by the host
  * KFRAG_UDPGAP_US (200) apart, counted per byte of payload received
- * (.bytes, .frames; a lost datagram voids the case). At that pace every
- * datagram is an interrupt that wakes an idle guest: the cost is mostly
- * per datagram, and the MB/s figure is the host's pacing.
+ * (.bytes, .frames; a lost datagram voids the case); with KFRAG_UDPRR=1
+ * in lock-step instead: the host sends the next datagram once the guest
+ * has read the last and written a byte to its debug port (I/O port
+ * 0x402, scripts/vmrun VM_DEBUGCON), so that no two share an interrupt.
+ * Either way every datagram is (nearly always) an interrupt that wakes an
+ * idle guest: the cost is mostly per datagram, and the MB/s figure is the
+ * host's pace. Per case also .irqs: the interrupts and softirqs while its
+ * window was open (from /proc, read outside it).
  *
  * KFRAG_CASES (default "host,lo,recv,rx") names the groups of cases to
  * run: host and lo are the send() and sendfile() cases to each target,
@@ -44,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/io.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -56,6 +62,7 @@
 
 #define CHUNK (64 * 1024)
 #define FILE_BYTES (8 << 20)
+#define DEBUG_PORT 0x402	/* host.rx in lock-step: scripts/vmrun VM_DEBUGCON */
 #define RECV_WARM (16ULL << 20)	/* host.recv: bytes read before its window */
 
 /* 1 if the comma-separated list has the word w */
@@ -90,6 +97,44 @@ static int tcp_connect(const char *host, int port)
 		return -1;
 	}
 	return s;
+}
+
+/*
+ * A receive case's deadline. A receive timeout (SO_RCVTIMEO) adds and
+ * deletes a timer-wheel timer around every blocking read; while it is the
+ * wheel's earliest timer, deleting it makes the next idle entry scan the
+ * wheel again (get_next_timer_interrupt(): about 2,300 instructions per
+ * datagram), and whether it is the earliest depends on the guest's other
+ * timers: virtio's rx cases were bimodal by that much (docs/measure.md).
+ * One interval timer (an hrtimer) per case instead, armed before the
+ * window and disarmed after it; its SIGALRM interrupts the blocked read.
+ */
+static volatile sig_atomic_t expired;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	expired = 1;
+}
+
+/*
+ * arm (secs > 0) or disarm (0) the deadline; disarming leaves expired as
+ * it was. Once passed, it fires again every 100 ms: a SIGALRM that came
+ * between the loop's test of expired and its next read would otherwise
+ * leave that read blocked for good.
+ */
+static void deadline(double secs)
+{
+	struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
+	struct itimerval it = { .it_value = { .tv_sec = (time_t)secs,
+		.tv_usec = (suseconds_t)((secs - (time_t)secs) * 1e6) } };
+
+	if (secs > 0) {
+		expired = 0;
+		it.it_interval.tv_usec = 100000;
+		sigaction(SIGALRM, &sa, NULL);
+	}
+	setitimer(ITIMER_REAL, &it, NULL);
 }
 
 /* A loopback receiver that discards; returns its port. */
@@ -146,69 +191,93 @@ static void mark(int i, int start)
 
 /* a case's figures: bytes, MB/s over el seconds, the guest's busy share */
 static void report(const char *name, unsigned long long bytes, double el,
-		   unsigned long long busy, unsigned long long total)
+		   unsigned long long busy, unsigned long long total,
+		   const struct irq_sample *i0, const struct irq_sample *i1)
 {
 	printf("KFRAG-KV: stream.%s.bytes=%llu\n", name, bytes);
 	printf("KFRAG-KV: stream.%s.mbps=%.1f\n", name, bytes / el / 1e6);
 	printf("KFRAG-KV: stream.%s.cpu_pct=%.1f\n", name, total ? 100.0 * busy / total : 0.0);
+	printf("KFRAG-KV: stream.%s.irqs=timer:%llu,nic:%llu,resched:%llu,net_rx:%llu,softtimer:%llu\n",
+	       name, i1->timer - i0->timer, i1->nic - i0->nic, i1->resched - i0->resched,
+	       i1->net_rx - i0->net_rx, i1->softtimer - i0->softtimer);
 	fflush(stdout);
 }
 
 /* host.rx<size>: frames datagrams of size bytes from host/udpsource */
-static int udp_case(int win, const char *host, int port, int size, int frames, int gap_us)
+static int udp_case(int win, const char *host, int port, int size, int frames, int gap_us,
+		    int rr)
 {
 	static char buf[CHUNK];
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
-	struct timeval tmo = { .tv_sec = 2 };
 	unsigned long long b0, t0, b1, t1, bytes = 0;
-	int s, got = 0, rcvbuf = 4 << 20;
+	struct irq_sample i0, i1;
+	int s, got = 0, err = 0, rcvbuf = 4 << 20;
 	char req[64], name[32];
 	double start, el;
 
 	inet_aton(host, &sa.sin_addr);
 	s = socket(AF_INET, SOCK_DGRAM, 0);
-	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) ||
-	    setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo))) {
+	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf))) {
 		printf("KFRAG-KV: stream.error=udp socket: %s\n", strerror(errno));
 		if (s >= 0)
 			close(s);
 		return 1;
 	}
-	snprintf(req, sizeof(req), "%d %d %d", frames, size, gap_us);
+	if (rr && iopl(3)) {
+		printf("KFRAG-KV: stream.error=iopl for the debug port: %s\n", strerror(errno));
+		close(s);
+		return 1;
+	}
+	if (rr)
+		snprintf(req, sizeof(req), "%d %d rr", frames, size);
+	else
+		snprintf(req, sizeof(req), "%d %d %d", frames, size, gap_us);
 	printf("KFRAG-KV: insnwin.%d=stream.host.rx%d\n", win + 1, size);
 	fflush(stdout);
 	cpu_sample(&b0, &t0, NULL);
+	irq_sample(&i0);
+	/* the host's pacing three times over (lock-step: 1 ms each), and 2 s */
+	deadline(3e-6 * frames * (rr ? 1000 : gap_us) + 2);
 	start = now();
 	mark(win, 1);
 	if (sendto(s, req, strlen(req), 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		mark(win, 0);
+		deadline(0);
 		printf("KFRAG-KV: stream.error=udp request to %s:%d: %s\n", host, port, strerror(errno));
 		close(s);
 		return 1;
 	}
-	while (got < frames) {
+	while (got < frames && !expired) {
 		ssize_t n = recv(s, buf, sizeof(buf), 0);
 
 		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break; /* 2 s without a datagram: the rest was lost */
+			continue; /* the loop's test: the deadline passed? */
+		if (n < 0) {
+			err = errno;
+			break;
+		}
 		bytes += n;
-		got++;
+		/* lock-step: the host sends the next one on this byte */
+		if (++got < frames && rr)
+			outb(1, DEBUG_PORT);
 	}
 	el = now() - start;
 	cpu_sample(&b1, &t1, NULL);
 	mark(win, 0);
+	deadline(0);
+	irq_sample(&i1);
 	close(s);
-	/* a lost one cost the 2 s wait inside the window: no figure then */
+	/* a lost one cost the wait for the deadline inside the window: no figure then */
 	if (got < frames) {
-		printf("KFRAG-KV: stream.error=host rx%d: %d of %d datagrams (lost ones: raise "
-		       "kfrag.udpgap_us)\n", size, got, frames);
+		printf("KFRAG-KV: stream.error=host rx%d: %d of %d datagrams (%s)\n", size, got,
+		       frames, err ? strerror(err) : rr ?
+		       "lost in lock-step: see the host's udpsource log" :
+		       "lost: raise kfrag.udpgap_us");
 		return 1;
 	}
 	printf("KFRAG-KV: stream.host.rx%d.frames=%d\n", size, got);
 	snprintf(name, sizeof(name), "host.rx%d", size);
-	report(name, bytes, el, b1 - b0, t1 > t0 ? t1 - t0 : 0);
+	report(name, bytes, el, b1 - b0, t1 > t0 ? t1 - t0 : 0, &i0, &i1);
 	return 0;
 }
 
@@ -218,6 +287,7 @@ static int recv_case(int win, const char *host, int port, double secs)
 	static char buf[CHUNK];
 	struct timeval tmo = { .tv_sec = 30 };
 	unsigned long long b0, t0, b1, t1, bytes = 0;
+	struct irq_sample i0, i1;
 	double start, el;
 	int s = tcp_connect(host, port);
 
@@ -243,19 +313,27 @@ static int recv_case(int win, const char *host, int port, double secs)
 		bytes += n;
 	}
 	bytes = 0;
+	/* in the window, no receive timeout: the case's deadline() */
+	tmo.tv_sec = 0;
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo));
 	printf("KFRAG-KV: insnwin.%d=stream.host.recv\n", win + 1);
 	fflush(stdout);
 	cpu_sample(&b0, &t0, NULL);
+	irq_sample(&i0);
+	deadline(secs + 30);
 	start = now();
 	mark(win, 1);
 	do {
-		ssize_t n = read(s, buf, sizeof(buf));
+		ssize_t n = expired ? -1 : read(s, buf, sizeof(buf));
+		int e = errno;
 
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && e == EINTR && !expired)
 			continue;
 		if (n <= 0) {
 			mark(win, 0);
-			printf("KFRAG-KV: stream.error=host recv: %s\n", n ? strerror(errno) : "EOF");
+			deadline(0);
+			printf("KFRAG-KV: stream.error=host recv: %s\n", !n ? "EOF" :
+			       expired ? "no data before the case's deadline" : strerror(e));
 			close(s);
 			return 1;
 		}
@@ -264,8 +342,10 @@ static int recv_case(int win, const char *host, int port, double secs)
 	el = now() - start;
 	cpu_sample(&b1, &t1, NULL);
 	mark(win, 0);
+	deadline(0);
+	irq_sample(&i1);
 	close(s);
-	report("host.recv", bytes, el, b1 - b0, t1 > t0 ? t1 - t0 : 0);
+	report("host.recv", bytes, el, b1 - b0, t1 > t0 ? t1 - t0 : 0, &i0, &i1);
 	return 0;
 }
 
@@ -275,6 +355,7 @@ static int run(int win, const char *target, const char *mode, const char *host, 
 	static char buf[CHUNK];
 	struct timeval tmo = { .tv_sec = 30 };
 	unsigned long long b0, t0, b1, t1, bytes = 0;
+	struct irq_sample i0, i1;
 	char name[32];
 	double start, el;
 	off_t off = 0;
@@ -286,6 +367,7 @@ static int run(int win, const char *target, const char *mode, const char *host, 
 	printf("KFRAG-KV: insnwin.%d=stream.%s.%s\n", win + 1, target, mode);
 	fflush(stdout);
 	cpu_sample(&b0, &t0, NULL);
+	irq_sample(&i0);
 	start = now();
 	mark(win, 1);
 	do {
@@ -317,9 +399,10 @@ static int run(int win, const char *target, const char *mode, const char *host, 
 	while (read(s, buf, sizeof(buf)) > 0)
 		;
 	mark(win, 0);
+	irq_sample(&i1);
 	close(s);
 	snprintf(name, sizeof(name), "%s.%s", target, mode);
-	report(name, bytes, el, b1 - b0, t1 > t0 ? t1 - t0 : 0);
+	report(name, bytes, el, b1 - b0, t1 > t0 ? t1 - t0 : 0, &i0, &i1);
 	return 0;
 }
 
@@ -332,6 +415,7 @@ int main(void)
 	int udpport = getenv("KFRAG_UDPPORT") ? atoi(getenv("KFRAG_UDPPORT")) : 0;
 	int frames = getenv("KFRAG_UDPFRAMES") ? atoi(getenv("KFRAG_UDPFRAMES")) : 2000;
 	int gap_us = getenv("KFRAG_UDPGAP_US") ? atoi(getenv("KFRAG_UDPGAP_US")) : 200;
+	int rr = getenv("KFRAG_UDPRR") && atoi(getenv("KFRAG_UDPRR"));
 	char sizes[64], *sz, *save = NULL;
 	int usizes[3] = { 0 };
 	double secs = getenv("KFRAG_SECS") ? atof(getenv("KFRAG_SECS")) : 4;
@@ -382,7 +466,7 @@ int main(void)
 	if (srcport && listed(cases, "recv"))
 		rc |= recv_case(4, host, srcport, secs);
 	for (i = 0; udpport && listed(cases, "rx") && i < 3 && usizes[i] > 0; i++)
-		rc |= udp_case(5 + i, host, udpport, usizes[i], frames, gap_us);
+		rc |= udp_case(5 + i, host, udpport, usizes[i], frames, gap_us, rr);
 	kill(sink, SIGKILL);
 	return rc;
 }
