@@ -61,37 +61,51 @@ static inline unsigned long long irq_row_sum(const char *p)
 	return sum;
 }
 
+/*
+ * the counter a row adds to: name is the row's head (before the colon),
+ * rest the line after it (per-CPU counts, then, in /proc/interrupts, the
+ * chip and the devices); NULL for a row not counted
+ */
+static inline unsigned long long *irq_counter(struct irq_sample *s,
+					      const char *name, const char *rest)
+{
+	if (!strcmp(name, "LOC"))
+		return &s->timer;
+	if (!strcmp(name, "RES"))
+		return &s->resched;
+	if (!strcmp(name, "NET_RX"))	/* /proc/softirqs */
+		return &s->net_rx;
+	if (!strcmp(name, "TIMER"))	/* /proc/softirqs */
+		return &s->softtimer;
+	if (strstr(rest, "eth") || strstr(rest, "virtio0"))
+		return &s->nic;
+	return NULL;
+}
+
 static inline void irq_sample(struct irq_sample *s)
 {
-	char line[1024], *colon;
-	FILE *f = fopen("/proc/interrupts", "r");
+	static const char *const files[] = { "/proc/interrupts", "/proc/softirqs" };
+	char line[1024], *colon, *name;
+	unsigned long long *counter;
+	unsigned int i;
+	FILE *f;
 
 	memset(s, 0, sizeof(*s));
-	while (f && fgets(line, sizeof(line), f)) {
-		colon = strchr(line, ':');
-		if (!colon)
-			continue;
-		if (!strncmp(line + strspn(line, " "), "LOC:", 4))
-			s->timer += irq_row_sum(colon + 1);
-		else if (!strncmp(line + strspn(line, " "), "RES:", 4))
-			s->resched += irq_row_sum(colon + 1);
-		else if (strstr(colon, "eth") || strstr(colon, "virtio0"))
-			s->nic += irq_row_sum(colon + 1);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		f = fopen(files[i], "r");
+		while (f && fgets(line, sizeof(line), f)) {
+			colon = strchr(line, ':');
+			if (!colon)
+				continue;
+			*colon = '\0';
+			name = line + strspn(line, " ");
+			counter = irq_counter(s, name, colon + 1);
+			if (counter)
+				*counter += irq_row_sum(colon + 1);
+		}
+		if (f)
+			fclose(f);
 	}
-	if (f)
-		fclose(f);
-	f = fopen("/proc/softirqs", "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		colon = strchr(line, ':');
-		if (!colon)
-			continue;
-		if (!strncmp(line + strspn(line, " "), "NET_RX:", 7))
-			s->net_rx += irq_row_sum(colon + 1);
-		else if (!strncmp(line + strspn(line, " "), "TIMER:", 6))
-			s->softtimer += irq_row_sum(colon + 1);
-	}
-	if (f)
-		fclose(f);
 }
 
 #endif
