@@ -357,3 +357,26 @@ t_bench_rx_lockstep() {
 		{ echo "    the rx cases did not run under -icount sleep=on:"; cat "$b/results/bench-stream.tsv"; return 1; }
 }
 register bench-rx-lockstep t_bench_rx_lockstep
+
+# The stream benchmark's settings and the debug port's path: a bad value
+# stops at once and names the fix, before a VM boots. (The benchmark runs
+# in a scratch build directory with a kernel that is no file: a check that
+# let a value through fails there, at once, with another message.)
+t_bench_stream_bad_input() {
+	local img long
+	bs() { env BUILD_DIR="$SCRATCH/bsb" BENCH_VARIANTS=vanilla KERNEL_VANILLA="$SCRATCH/no-bzImage" "$@" scripts/bench-stream 1; }
+	expect_fail "BENCH_STREAM_RX_PACE=fast" "fix: BENCH_STREAM_RX_PACE=rr" -- bs BENCH_STREAM_RX_PACE=fast || return 1
+	expect_fail "BENCH_STREAM_RX_FRAMES=0" "1 to 100000" -- bs BENCH_STREAM_RX_FRAMES=0 || return 1
+	expect_fail "BENCH_STREAM_RX_ICOUNT: 'rtl8139' is not one of: e1000 virtio" "fix: name e1000 and/or virtio" -- \
+		bs BENCH_STREAM_RX_ICOUNT=rtl8139 || return 1
+	expect_fail "BENCH_STREAM_SEND_ICOUNT: 'e1000' is not one of: virtio" "fix: name virtio" -- \
+		bs BENCH_STREAM_SEND_ICOUNT=e1000 || return 1
+	expect_fail "BENCH_STREAM_RX_ICOUNT=e1000 with BENCH_STREAM_RX_PACE=200" "needs the lock-step" -- \
+		bs BENCH_STREAM_RX_PACE=200 BENCH_STREAM_RX_ICOUNT=e1000 || return 1
+	img=$(kernel_of vanilla) || return 1
+	expect_fail "cannot take a path with a comma" -- \
+		env VM_DEBUGCON="$SCRATCH/a,b" VM_TIMEOUT=20 scripts/vmrun "$img" selftest-pass || return 1
+	long=$SCRATCH/$(printf 'd%.0s' $(seq 110))
+	expect_fail "under 108 bytes" -- env VM_DEBUGCON="$long" VM_TIMEOUT=20 scripts/vmrun "$img" selftest-pass
+}
+register bench-stream-bad-input t_bench_stream_bad_input
