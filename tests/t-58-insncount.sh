@@ -324,7 +324,7 @@ register bench-kernels-stale t_bench_kernels_stale
 # stream's default, BENCH_STREAM_RX_PACE=rr): host/udpsource sends each
 # datagram once the guest has read the last and written a byte to its
 # debug port (vmrun VM_DEBUGCON), so that no two share an interrupt
-# (paced on the host's clock, 200 us or 1 ms apart, 1-8 % of them did,
+# (paced on the host's clock, 200 us or 1 ms apart, up to 8 % of them did,
 # each one about 4,300 instructions off the count; docs/measure.md). Every
 # datagram arrives, the host waited for the guest's byte before each but
 # the first, the NIC raised an interrupt per datagram (300-302: e1000
@@ -352,31 +352,45 @@ t_bench_rx_lockstep() {
 	[ "$(grep -c 'sent 300 of 300 datagrams .*in lock-step on 299 bytes from the guest' \
 		"$b/logs/bench-udpsource-e1000.log")" = 3 ] ||
 		{ echo "    host/udpsource did not answer the three requests in lock-step:"; cat "$b/logs/bench-udpsource-e1000.log"; return 1; }
-	# and the cases ran on the guest's clock, as the benchmark's do
+	# and the cases ran on the guest's clock, as the benchmark's do: the
+	# table says so, and so does the QEMU command line that ran
 	[ "$(awk -F'\t' '$3 ~ /^host\.rx/ && $9 == "shift0,sleep"' "$b/results/bench-stream.tsv" | wc -l)" = 3 ] ||
-		{ echo "    the rx cases did not run under -icount sleep=on:"; cat "$b/results/bench-stream.tsv"; return 1; }
+		{ echo "    the table does not say -icount sleep=on for the rx cases:"; cat "$b/results/bench-stream.tsv"; return 1; }
+	awk 'p == "-icount" && $0 == "shift=0,sleep=on" { f = 1 } { p = $0 } END { exit !f }' \
+		"$b/logs/bench-stream-e1000-vanilla-1-rx.log.cmd" ||
+		{ echo "    QEMU ran the rx cases without -icount shift=0,sleep=on:"; cat "$b/logs/bench-stream-e1000-vanilla-1-rx.log.cmd"; return 1; }
 }
 register bench-rx-lockstep t_bench_rx_lockstep
 
 # The stream benchmark's settings and the debug port's path: a bad value
-# stops at once and names the fix, before a VM boots. (The benchmark runs
-# in a scratch build directory with a kernel that is no file: a check that
-# let a value through fails there, at once, with another message.)
+# stops at once and names the fix, before a VM boots, and the limits pass.
+# (The benchmark runs in a scratch build directory with a kernel that is
+# no file: a check that let a value through fails there, after building
+# the guest's programs, with another message.)
 t_bench_stream_bad_input() {
 	local img long
 	bs() { env BUILD_DIR="$SCRATCH/bsb" BENCH_VARIANTS=vanilla KERNEL_VANILLA="$SCRATCH/no-bzImage" "$@" scripts/bench-stream 1; }
 	expect_fail "BENCH_STREAM_RX_PACE=fast" "fix: BENCH_STREAM_RX_PACE=rr" -- bs BENCH_STREAM_RX_PACE=fast || return 1
+	expect_fail "BENCH_STREAM_RX_PACE=1000001" "1 to 1000000" -- bs BENCH_STREAM_RX_PACE=1000001 || return 1
 	expect_fail "BENCH_STREAM_RX_FRAMES=0" "1 to 100000" -- bs BENCH_STREAM_RX_FRAMES=0 || return 1
+	expect_fail "BENCH_STREAM_RX_FRAMES=100001" "1 to 100000" -- bs BENCH_STREAM_RX_FRAMES=100001 || return 1
+	expect_fail "BENCH_STREAM_RECV_ICOUNT: 'lo' is not one of: e1000 virtio" -- bs BENCH_STREAM_RECV_ICOUNT=lo || return 1
 	expect_fail "BENCH_STREAM_RX_ICOUNT: 'rtl8139' is not one of: e1000 virtio" "fix: name e1000 and/or virtio" -- \
 		bs BENCH_STREAM_RX_ICOUNT=rtl8139 || return 1
 	expect_fail "BENCH_STREAM_SEND_ICOUNT: 'e1000' is not one of: virtio" "fix: name virtio" -- \
 		bs BENCH_STREAM_SEND_ICOUNT=e1000 || return 1
 	expect_fail "BENCH_STREAM_RX_ICOUNT=e1000 with BENCH_STREAM_RX_PACE=200" "needs the lock-step" -- \
 		bs BENCH_STREAM_RX_PACE=200 BENCH_STREAM_RX_ICOUNT=e1000 || return 1
+	# and the limits themselves pass, to the kernel that is no file
+	expect_fail "KERNEL_VANILLA=$SCRATCH/no-bzImage: no such kernel" -- \
+		bs BENCH_STREAM_RX_PACE=1000000 BENCH_STREAM_RX_FRAMES=100000 BENCH_STREAM_RX_ICOUNT= \
+		BENCH_STREAM_RECV_ICOUNT="e1000 virtio" BENCH_STREAM_SEND_ICOUNT=virtio || return 1
 	img=$(kernel_of vanilla) || return 1
 	expect_fail "cannot take a path with a comma" -- \
 		env VM_DEBUGCON="$SCRATCH/a,b" VM_TIMEOUT=20 scripts/vmrun "$img" selftest-pass || return 1
 	long=$SCRATCH/$(printf 'd%.0s' $(seq 110))
-	expect_fail "under 108 bytes" -- env VM_DEBUGCON="$long" VM_TIMEOUT=20 scripts/vmrun "$img" selftest-pass
+	expect_fail "under 108 bytes" -- env VM_DEBUGCON="$long" VM_TIMEOUT=20 scripts/vmrun "$img" selftest-pass || return 1
+	expect_fail "no unix socket there" "fix: start host/udpsource" -- \
+		env VM_DEBUGCON="$SCRATCH/nosock" VM_TIMEOUT=20 scripts/vmrun "$img" selftest-pass
 }
 register bench-stream-bad-input t_bench_stream_bad_input
