@@ -18,9 +18,9 @@
  * guest booted, so no byte can come before the connection: the request is
  * served on the newest one (each VM is a new QEMU). What comes between
  * exchanges (the BIOS's log goes to the same port, and an exchange cut
- * short leaves bytes) is read and dropped. The exchange ends early if no byte comes
- * for 2 s (the guest's own deadline voids the case); the log line counts
- * the bytes it waited for (N - 1 when all went well).
+ * short leaves bytes) is read and dropped. The exchange ends early if no
+ * byte comes for 2 s (the guest's own deadline voids the case); the log
+ * line counts the bytes it waited for (N - 1 when all went well).
  *
  *   udpsource PORTFILE [TIMEOUT_S [ADDR [TOKENSOCK]]]
  */
