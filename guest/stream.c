@@ -26,9 +26,15 @@
  * host's pace. Per case also .irqs: the interrupts and softirqs while its
  * window was open (from /proc, read outside it).
  *
+ * With KFRAG_PPPORT (host/discard pingpong) the lock-step TCP cases,
+ * host.ppsend, host.ppsendfile and host.pprecv: KFRAG_PPSTEPS (2000)
+ * exchanges of KFRAG_PPSTEP (1024) bytes one way and one byte back
+ * (pp_case() below), counted per byte of the steps.
+ *
  * KFRAG_CASES (default "host,lo,recv,rx") names the groups of cases to
  * run: host and lo are the send() and sendfile() cases to each target,
- * recv and rx the receive ones (which also need their port). The
+ * recv, rx and pp the receive and lock-step ones (which also need their
+ * port). The
  * benchmark runs each group in a VM of its own, under QEMU's -icount
  * (scripts/bench-stream).
  *
@@ -45,6 +51,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,7 +175,7 @@ static int loopback_sink(pid_t *pid)
 	return ntohs(sa.sin_port);
 }
 
-/* the window of case i (0-7): ids 1-8; the id must be a constant */
+/* the window of case i (0-10): ids 1-11; the id must be a constant */
 static void mark(int i, int start)
 {
 	switch (i * 2 + !start) {
@@ -188,6 +195,12 @@ static void mark(int i, int start)
 	case 13: KFRAG_INSN_STOP(7); break;
 	case 14: KFRAG_INSN_START(8); break;
 	case 15: KFRAG_INSN_STOP(8); break;
+	case 16: KFRAG_INSN_START(9); break;
+	case 17: KFRAG_INSN_STOP(9); break;
+	case 18: KFRAG_INSN_START(10); break;
+	case 19: KFRAG_INSN_STOP(10); break;
+	case 20: KFRAG_INSN_START(11); break;
+	case 21: KFRAG_INSN_STOP(11); break;
 	}
 }
 
@@ -364,6 +377,106 @@ static int recv_case(int win, const char *host, int port, double secs)
 	return 0;
 }
 
+/*
+ * host.pp<mode>: TCP in lock-step with host/discard pingpong. send and
+ * sendfile: each step sends step bytes (write(), or sendfile() from the
+ * tmpfs file) and waits for the host's one-byte answer; recv: each step
+ * sends one byte and reads the host's step bytes. One exchange is in
+ * flight at a time, each way one segment (step fits one), and each
+ * carries the ACK of the last: the guest's work per step does not depend
+ * on when the host's packets come, as a stream's does (its ACKs, or its
+ * data, arrive at the host's real-time pace while the guest works).
+ * PP_WARM steps first, outside the window (handshake, slow start, both
+ * ends' delayed-ACK modes), then steps steps in it.
+ */
+#define PP_WARM 200
+
+/* one lock-step exchange; 0, or -1 (errno) */
+static int pp_step(int s, int file, off_t *off, const char *mode, char *buf, int step)
+{
+	int out = strcmp(mode, "recv") != 0, got = 0, want = out ? 1 : step;
+	ssize_t n;
+
+	if (!strcmp(mode, "sendfile")) {
+		if (*off + step > FILE_BYTES)
+			*off = 0;
+		n = sendfile(s, file, off, step);
+	} else {
+		n = write(s, buf, out ? step : 1);
+	}
+	if (n != (out ? step : 1))
+		return n < 0 ? -1 : (errno = EPIPE, -1);
+	while (got < want) {
+		n = read(s, buf, want - got);
+		if (n < 0 && errno == EINTR) {
+			if (!expired)
+				continue;
+			errno = ETIMEDOUT;	/* the case's deadline */
+		}
+		if (n <= 0)
+			return n ? -1 : (errno = EPIPE, -1);
+		got += n;
+	}
+	return 0;
+}
+
+static int pp_case(int win, const char *host, int port, const char *mode, int file,
+		   int step, int steps)
+{
+	static char buf[CHUNK];
+	unsigned long long b0, t0, b1, t1;
+	struct irq_sample i0, i1;
+	char name[32], hdr[32];
+	double start, el = 0;
+	off_t off = 0;
+	int s = tcp_connect(host, port), one = 1, i, e;
+
+	if (s < 0)
+		return 1;
+	snprintf(name, sizeof(name), "host.pp%s", mode);
+	snprintf(hdr, sizeof(hdr), "%s %d\n", strcmp(mode, "recv") ? "send" : "recv", step);
+	kfrag_pattern(7, 0, buf, sizeof(buf));
+	/* the deadline covers the warm-up too: 5 ms a step, and 2 s */
+	if (setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
+	    deadline(5e-3 * (PP_WARM + steps) + 2) ||
+	    write(s, hdr, strlen(hdr)) != (ssize_t)strlen(hdr)) {
+		printf("KFRAG-KV: stream.error=%s setup: %s\n", name, strerror(errno));
+		deadline(0);
+		close(s);
+		return 1;
+	}
+	for (i = 0; i < PP_WARM; i++)
+		if (pp_step(s, file, &off, mode, buf, step))
+			break;
+	e = i < PP_WARM ? errno : 0;
+	if (!e) {
+		printf("KFRAG-KV: insnwin.%d=stream.%s\n", win + 1, name);
+		fflush(stdout);
+		cpu_sample(&b0, &t0, NULL);
+		irq_sample(&i0);
+		start = now();
+		mark(win, 1);
+		for (i = 0; i < steps; i++)
+			if (pp_step(s, file, &off, mode, buf, step))
+				break;
+		e = i < steps ? errno : 0;
+		el = now() - start;
+		cpu_sample(&b1, &t1, NULL);
+		mark(win, 0);
+		irq_sample(&i1);
+	}
+	deadline(0);
+	close(s);
+	if (e) {
+		printf("KFRAG-KV: stream.error=%s: %s step %d: %s\n", name,
+		       el ? "window" : "warm-up", i, strerror(e));
+		return 1;
+	}
+	printf("KFRAG-KV: stream.%s.steps=%d\n", name, steps);
+	report(name, (unsigned long long)step * steps, el, b1 - b0, t1 > t0 ? t1 - t0 : 0, &i0, &i1);
+	return 0;
+}
+
 static int run(int win, const char *target, const char *mode, const char *host, int port,
 	       int file, double secs)
 {
@@ -431,11 +544,14 @@ int main(void)
 	int frames = getenv("KFRAG_UDPFRAMES") ? atoi(getenv("KFRAG_UDPFRAMES")) : 2000;
 	int gap_us = getenv("KFRAG_UDPGAP_US") ? atoi(getenv("KFRAG_UDPGAP_US")) : 200;
 	int rr = getenv("KFRAG_UDPRR") && atoi(getenv("KFRAG_UDPRR"));
+	int ppport = getenv("KFRAG_PPPORT") ? atoi(getenv("KFRAG_PPPORT")) : 0;
+	int ppsteps = getenv("KFRAG_PPSTEPS") ? atoi(getenv("KFRAG_PPSTEPS")) : 2000;
+	int ppstep = getenv("KFRAG_PPSTEP") ? atoi(getenv("KFRAG_PPSTEP")) : 1024;
 	char sizes[64], *sz, *save = NULL;
 	int usizes[3] = { 0 };
 	double secs = getenv("KFRAG_SECS") ? atof(getenv("KFRAG_SECS")) : 4;
 	const char *cases = getenv("KFRAG_CASES") ? getenv("KFRAG_CASES") : "host,lo,recv,rx";
-	const char *modes[] = { "send", "sendfile" };
+	const char *modes[] = { "send", "sendfile" }, *ppmodes[] = { "send", "sendfile", "recv" };
 	int f, lport, i, rc = 0;
 	pid_t sink = -1;
 	off_t o;
@@ -465,10 +581,18 @@ int main(void)
 		kill(sink, SIGKILL);
 		return 2;
 	}
+	/* one segment a step: 1448 bytes fit every MSS here (1460, 1448 with timestamps) */
+	if (ppport && (ppsteps < 1 || ppsteps > 100000 || ppstep < 1 || ppstep > 1448)) {
+		printf("KFRAG-KV: stream.error=kfrag.ppsteps: 1 to 100000, kfrag.ppstep: 1 to 1448 bytes\n");
+		kill(sink, SIGKILL);
+		return 2;
+	}
 	if (!listed(cases, "host") && !listed(cases, "lo") &&
-	    !(listed(cases, "recv") && srcport) && !(listed(cases, "rx") && udpport)) {
+	    !(listed(cases, "recv") && srcport) && !(listed(cases, "rx") && udpport) &&
+	    !(listed(cases, "pp") && ppport)) {
 		printf("KFRAG-KV: stream.error=kfrag.cases '%s' names no case to run "
-		       "(host, lo, recv with kfrag.srcport, rx with kfrag.udpport)\n", cases);
+		       "(host, lo, recv with kfrag.srcport, rx with kfrag.udpport, "
+		       "pp with kfrag.ppport)\n", cases);
 		kill(sink, SIGKILL);
 		return 2;
 	}
@@ -482,6 +606,8 @@ int main(void)
 		rc |= recv_case(4, host, srcport, secs);
 	for (i = 0; udpport && listed(cases, "rx") && i < 3 && usizes[i] > 0; i++)
 		rc |= udp_case(5 + i, host, udpport, usizes[i], frames, gap_us, rr);
+	for (i = 0; ppport && listed(cases, "pp") && i < 3; i++)
+		rc |= pp_case(8 + i, host, ppport, ppmodes[i], f, ppstep, ppsteps);
 	kill(sink, SIGKILL);
 	return rc;
 }

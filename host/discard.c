@@ -3,16 +3,26 @@
  * (default 127.0.0.1, the guest's 10.0.2.2 under user networking; a tap's
  * host address for a tap), writes its port to PORTFILE, and serves every
  * connection until killed or TIMEOUT_S passes; prints the bytes of each.
- * It reads and discards them, or with "chargen" sends the pattern stream
- * 9 (common/pattern.h) until the peer closes (the receive case,
- * host.recv; a write gives up after 30 s, so that a guest gone without
- * a FIN does not hold the next run's accept).
+ * MODE:
+ *   (none)    read and discard;
+ *   chargen   send the pattern stream 9 (common/pattern.h) until the peer
+ *             closes (the receive case, host.recv);
+ *   pingpong  the lock-step cases (host.pp*): the guest's first line is
+ *             "send STEP" or "recv STEP" (STEP 1 to 65536 bytes). send:
+ *             for every STEP bytes read, answer one byte; recv: for every
+ *             byte read, answer STEP bytes. With TCP_NODELAY, so that each
+ *             answer leaves at once, and the guest's next step only follows
+ *             it: one exchange in flight, whatever the host's timing.
+ * A write gives up after 30 s, so that a guest gone without a FIN does
+ * not hold the next run's accept.
  *
- *   discard PORTFILE [TIMEOUT_S [ADDR [chargen]]]
+ *   discard PORTFILE [TIMEOUT_S [ADDR [MODE]]]
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,13 +34,65 @@
 #include "../common/listen.h"
 #include "../common/pattern.h"
 
+#define BUF (1 << 16)
+
+/* all of n bytes from s into b; 1, or 0 at EOF or an error */
+static int read_all(int s, char *b, size_t n)
+{
+	while (n) {
+		ssize_t r = read(s, b, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return 0;
+		b += r;
+		n -= r;
+	}
+	return 1;
+}
+
+/*
+ * One pingpong connection: its header line, then the exchanges; the
+ * bytes the guest sent or received, or -1 on a bad header.
+ */
+static long long pingpong(int s, const char *buf)
+{
+	static char in[BUF];
+	char line[32], dir[8];
+	unsigned long long bytes = 0;
+	unsigned int step;
+	size_t n;
+	int one = 1, end = 0, send;
+
+	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	for (n = 0; n < sizeof(line) - 1; n++)
+		if (!read_all(s, line + n, 1) || line[n] == '\n')
+			break;
+	line[n] = 0;
+	if (sscanf(line, "%7s %u%n", dir, &step, &end) != 2 || line[end] ||
+	    (strcmp(dir, "send") && strcmp(dir, "recv")) || step < 1 || step > BUF) {
+		fprintf(stderr, "discard: bad pingpong header '%s' (want \"send STEP\" or \"recv STEP\", STEP 1 to %d)\n",
+			line, BUF);
+		return -1;
+	}
+	send = !strcmp(dir, "send");
+	for (;;) {
+		if (send ? !read_all(s, in, step) || write(s, buf, 1) != 1 :
+			   !read_all(s, in, 1) || write(s, buf, step) != (ssize_t)step)
+			return bytes;
+		bytes += step;
+	}
+}
+
 int main(int argc, char **argv)
 {
-	static char buf[1 << 16];
-	int ls, s, send = argc > 4 && !strcmp(argv[4], "chargen");
+	static char buf[BUF];
+	const char *mode = argc > 4 ? argv[4] : "";
+	int ls, s, send = !strcmp(mode, "chargen"), pp = !strcmp(mode, "pingpong");
 
-	if (argc < 2 || (argc > 4 && !send)) {
-		fprintf(stderr, "usage: discard PORTFILE [TIMEOUT_S [ADDR [chargen]]]\n");
+	if (argc < 2 || (argc > 4 && !send && !pp)) {
+		fprintf(stderr, "usage: discard PORTFILE [TIMEOUT_S [ADDR [chargen|pingpong]]]\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -38,18 +100,21 @@ int main(int argc, char **argv)
 	ls = kfrag_listen("discard", argv[1], 4, argc > 3 ? argv[3] : NULL);
 	if (ls < 0)
 		return 2;
-	if (send)
-		kfrag_pattern(9, 0, buf, sizeof(buf));
+	kfrag_pattern(9, 0, buf, sizeof(buf));
 	while ((s = accept(ls, NULL, NULL)) >= 0) {
 		struct timeval tmo = { .tv_sec = 30 };
-		unsigned long long bytes = 0;
+		long long bytes = 0;
 		ssize_t n;
 
 		setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tmo, sizeof(tmo));
-		while ((n = send ? write(s, buf, sizeof(buf)) : read(s, buf, sizeof(buf))) > 0)
-			bytes += n;
+		if (pp)
+			bytes = pingpong(s, buf);
+		else
+			while ((n = send ? write(s, buf, sizeof(buf)) : read(s, buf, sizeof(buf))) > 0)
+				bytes += n;
 		close(s);
-		printf("discard: %llu bytes %s\n", bytes, send ? "sent" : "read");
+		if (bytes >= 0)
+			printf("discard: %lld bytes %s\n", bytes, pp ? "exchanged" : send ? "sent" : "read");
 		fflush(stdout);
 	}
 	perror("discard: accept");

@@ -354,13 +354,62 @@ t_bench_rx_lockstep() {
 		{ echo "    host/udpsource did not answer the three requests in lock-step:"; cat "$b/logs/bench-udpsource-e1000.log"; return 1; }
 	# and the cases ran on the guest's clock, as the benchmark's do: the
 	# table says so, and so does the QEMU command line that ran
-	[ "$(awk -F'\t' '$3 ~ /^host\.rx/ && $9 == "shift0,sleep"' "$b/results/bench-stream.tsv" | wc -l)" = 3 ] ||
+	[ "$(awk -F'\t' '$3 ~ /^host\.rx/ && $9 == "shift0,sleep,tick"' "$b/results/bench-stream.tsv" | wc -l)" = 3 ] ||
 		{ echo "    the table does not say -icount sleep=on for the rx cases:"; cat "$b/results/bench-stream.tsv"; return 1; }
 	awk 'p == "-icount" && $0 == "shift=0,sleep=on" { f = 1 } { p = $0 } END { exit !f }' \
 		"$b/logs/bench-stream-e1000-vanilla-1-rx.log.cmd" ||
 		{ echo "    QEMU ran the rx cases without -icount shift=0,sleep=on:"; cat "$b/logs/bench-stream-e1000-vanilla-1-rx.log.cmd"; return 1; }
 }
 register bench-rx-lockstep t_bench_rx_lockstep
+
+# The stream benchmark's TCP cases in lock-step (host.ppsend, ppsendfile,
+# pprecv; host/discard pingpong): the guest sends a step and waits for the
+# host's answer, or asks for a step and reads it, one exchange in flight,
+# so that no packet of the host's reaches the guest while it works (the
+# stream cases' ACKs and data arrive at the host's real-time pace, and
+# spread their counts by up to 18 %; docs/measure.md). Every step was
+# exchanged, warm-up (200) and window alike, as the host counts them; the
+# NIC raised about one interrupt per step (a stream would batch many
+# packets into one), and the cases ran under -icount sleep=on with a
+# periodic tick (nohz=off). Vanilla,
+# e1000, 300 steps, in a build directory of its own.
+t_bench_pp_lockstep() {
+	local b=$SCRATCH/ppb kv m irqs nic img
+	img=$(kernel_of vanilla) || return 1
+	mkdir -p "$b"
+	BUILD_DIR=$b KERNEL_VANILLA=$img BENCH_VARIANTS=vanilla BENCH_STREAM_NETS=e1000 \
+		BENCH_STREAM_HALVES=pp BENCH_STREAM_PP_STEPS=300 scripts/bench-stream 1 > "$b/out" 2>&1 ||
+		{ tail -n 5 "$b/out"; return 1; }
+	kv=$b/logs/bench-stream-e1000-vanilla-1-pp.kv
+	for m in send sendfile recv; do
+		irqs=$(kvget "stream.host.pp$m.irqs" "$kv")
+		nic=$(sed -n 's/.*nic:\([0-9]*\).*/\1/p' <<< "$irqs")
+		echo "pp$m: $(kvget "stream.host.pp$m.steps" "$kv") steps, $(kvget "stream.host.pp$m.bytes" "$kv") bytes, interrupts $irqs"
+		[ "$(kvget "stream.host.pp$m.steps" "$kv")" = 300 ] && [ "$(kvget "stream.host.pp$m.bytes" "$kv")" = 307200 ] ||
+			{ echo "    pp$m: not 300 steps of 1024 bytes"; return 1; }
+		[[ $nic =~ ^[0-9]+$ ]] && [ "$nic" -ge 300 ] && [ "$nic" -le 303 ] ||
+			{ echo "    pp$m: ${nic:-no} NIC interrupts for 300 steps: want 300-303, one per answer"; return 1; }
+	done
+	# the host's side: three connections of 500 steps of 1024 bytes
+	[ "$(grep -c '^discard: 512000 bytes exchanged$' "$b/logs/bench-discard-e1000-pp.log")" = 3 ] ||
+		{ echo "    host/discard pingpong did not exchange 3 x 500 steps:"; cat "$b/logs/bench-discard-e1000-pp.log"; return 1; }
+	[ "$(awk -F'\t' '$3 ~ /^host\.pp/ && $9 == "shift0,sleep,tick"' "$b/results/bench-stream.tsv" | wc -l)" = 3 ] ||
+		{ echo "    the table does not say -icount sleep=on for the pp cases:"; cat "$b/results/bench-stream.tsv"; return 1; }
+	awk 'p == "-icount" && $0 == "shift=0,sleep=on" { f = 1 } { p = $0 } END { exit !f }' \
+		"$b/logs/bench-stream-e1000-vanilla-1-pp.log.cmd" ||
+		{ echo "    QEMU ran the pp cases without -icount shift=0,sleep=on"; return 1; }
+	# with a periodic tick (bench-stream's head says why): booted with
+	# nohz=off, and every local timer interrupt was a tick (each raises the
+	# timer softirq; with nohz they are mostly not: 300 against 20)
+	grep -q ' nohz=off ' "$b/logs/bench-stream-e1000-vanilla-1-pp.log.cmd" ||
+		{ echo "    the pp cases' kernel did not boot with nohz=off"; return 1; }
+	for m in send sendfile recv; do
+		kvget "stream.host.pp$m.irqs" "$kv" | awk -F'[:,]' '{ for (i = 1; i < NF; i += 2) v[$i] = $(i + 1) }
+			END { exit !(v["timer"] > 0 && v["softtimer"] >= v["timer"] - 2) }' ||
+			{ echo "    pp$m: not a periodic tick: $(kvget "stream.host.pp$m.irqs" "$kv")"; return 1; }
+	done
+}
+register bench-pp-lockstep t_bench_pp_lockstep
 
 # The stream benchmark's settings and the debug port's path: a bad value
 # stops at once and names the fix, before a VM boots, and the limits pass.
@@ -381,9 +430,12 @@ t_bench_stream_bad_input() {
 		bs BENCH_STREAM_SEND_ICOUNT=e1000 || return 1
 	expect_fail "BENCH_STREAM_RX_ICOUNT=e1000 with BENCH_STREAM_RX_PACE=200" "needs the lock-step" -- \
 		bs BENCH_STREAM_RX_PACE=200 BENCH_STREAM_RX_ICOUNT=e1000 || return 1
+	expect_fail "BENCH_STREAM_PP_STEPS=0" "1 to 100000" -- bs BENCH_STREAM_PP_STEPS=0 || return 1
+	expect_fail "BENCH_STREAM_PP_ICOUNT: 'lo' is not one of: e1000 virtio" -- bs BENCH_STREAM_PP_ICOUNT=lo || return 1
+	expect_fail "BENCH_STREAM_HALVES: unknown part 'ping'" "fix: name send, recv, rx and/or pp" -- bs BENCH_STREAM_HALVES=ping || return 1
 	# and the limits themselves pass, to the kernel that is no file
 	expect_fail "KERNEL_VANILLA=$SCRATCH/no-bzImage: no such kernel" -- \
-		bs BENCH_STREAM_RX_PACE=1000000 BENCH_STREAM_RX_FRAMES=100000 BENCH_STREAM_RX_ICOUNT= \
+		bs BENCH_STREAM_RX_PACE=1000000 BENCH_STREAM_RX_FRAMES=100000 BENCH_STREAM_RX_ICOUNT= BENCH_STREAM_PP_STEPS=100000 \
 		BENCH_STREAM_RECV_ICOUNT="e1000 virtio" BENCH_STREAM_SEND_ICOUNT=virtio || return 1
 	img=$(kernel_of vanilla) || return 1
 	expect_fail "cannot take a path with a comma" -- \
