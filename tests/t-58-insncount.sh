@@ -91,6 +91,11 @@ t_insncount_bad_input() {
 	expect_fail "VM_INSNCOUNT needs TCG" -- \
 		env KFRAG_ACCEL=kvm VM_INSNCOUNT="$SCRATCH/x.insns" scripts/vmrun "$img" selftest-pass
 	expect_fail "VM_ICOUNT=fast" "0 to 10" -- env VM_ICOUNT=fast scripts/vmrun "$img" selftest-pass
+	# QEMU would split the plugin's arguments at the comma
+	expect_fail "VM_INSNCOUNT: QEMU's -plugin option cannot take a path with a comma: $SCRATCH/a,b" "fix: another path" -- \
+		env VM_INSNCOUNT="$SCRATCH/a,b" scripts/vmrun "$img" selftest-pass
+	expect_fail "VM_INSNPROF: QEMU's -plugin option cannot take a path with a comma: $SCRATCH/a,b" "fix: another path" -- \
+		env VM_INSNCOUNT="$SCRATCH/x.insns" VM_INSNPROF="$SCRATCH/a,b" scripts/vmrun "$img" selftest-pass
 	expect_fail "VM_ICOUNT needs TCG" -- env KFRAG_ACCEL=kvm VM_ICOUNT=0 scripts/vmrun "$img" selftest-pass
 	expect_fail "mode=auto|inline|tb" "did not load" -- \
 		env VM_INSNCOUNT_MODE=bogus VM_INSNCOUNT="$SCRATCH/x.insns" VM_LOG="$SCRATCH/bogus.log" \
