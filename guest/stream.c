@@ -44,7 +44,7 @@
  * (the drain after SHUT_WR is outside the MB/s figure, inside the count);
  * for host.recv from the first read to the close; for host.rx<size> from
  * the request to the last datagram (a lost one voids the case at its
- * deadline).
+ * deadline); for host.pp<mode> the steps after the warm-up.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -383,62 +383,118 @@ static int recv_case(int win, const char *host, int port, double secs)
  * tmpfs file) and waits for the host's one-byte answer; recv: each step
  * sends one byte and reads the host's step bytes. One exchange is in
  * flight at a time, each way one segment (step fits one), and each
- * carries the ACK of the last: the guest's work per step does not depend
- * on when the host's packets come, as a stream's does (its ACKs, or its
- * data, arrive at the host's real-time pace while the guest works).
- * PP_WARM steps first, outside the window (handshake, slow start, both
- * ends' delayed-ACK modes), then steps steps in it.
+ * carries the ACK of the last (both ends delay their ACKs once they see
+ * the exchanges): the guest's work per step does not depend on when the
+ * host's packets come, as a stream's does (its ACKs, or its data, arrive
+ * at the host's real-time pace while the guest works). Nothing is unacked
+ * when either end sends, so Nagle never holds a step; TCP_NODELAY only
+ * keeps it so should the lock-step break. PP_WARM steps first, outside
+ * the window (handshake, slow start, the delayed-ACK modes), then steps
+ * steps in it. Per case also .segs: the TCP segments the guest received,
+ * sent and retransmitted while the window was open (/proc/net/snmp, read
+ * outside it): in lock-step, steps in and steps out, none again.
  */
 #define PP_WARM 200
 
-/* one lock-step exchange; 0, or -1 (errno) */
-static int pp_step(int s, int file, off_t *off, const char *mode, char *buf, int step)
+enum pp_mode { PP_SEND, PP_SENDFILE, PP_RECV };
+
+/* pp_step()'s failures beside -1 (errno) */
+enum { PP_EOF = -2, PP_LATE = -3, PP_SHORT = -4 };
+
+/* TCP's segment counters since boot, from /proc/net/snmp */
+struct tcp_segs {
+	unsigned long long in, out, retrans;
+};
+
+static void tcp_segs(struct tcp_segs *t)
 {
-	int out = strcmp(mode, "recv") != 0, got = 0, want = out ? 1 : step;
+	char head[1024], vals[1024], *h, *v, *hs = NULL, *vs = NULL;
+	FILE *f = fopen("/proc/net/snmp", "r");
+
+	memset(t, 0, sizeof(*t));
+	while (f && fgets(head, sizeof(head), f) && fgets(vals, sizeof(vals), f)) {
+		if (strncmp(head, "Tcp:", 4))
+			continue;
+		/* the names' line, then the values' line, in the same order */
+		for (h = strtok_r(head + 4, " \n", &hs), v = strtok_r(vals + 4, " \n", &vs);
+		     h && v; h = strtok_r(NULL, " \n", &hs), v = strtok_r(NULL, " \n", &vs)) {
+			if (!strcmp(h, "InSegs"))
+				t->in = strtoull(v, NULL, 10);
+			else if (!strcmp(h, "OutSegs"))
+				t->out = strtoull(v, NULL, 10);
+			else if (!strcmp(h, "RetransSegs"))
+				t->retrans = strtoull(v, NULL, 10);
+		}
+		break;
+	}
+	if (f)
+		fclose(f);
+}
+
+/* one lock-step exchange: 0, -1 (errno), PP_EOF, PP_LATE or PP_SHORT */
+static int pp_step(int s, int file, off_t *off, enum pp_mode m, char *buf, int step)
+{
+	/*
+	 * recv's request: a fixed byte. QEMU's user networking ACKs at once
+	 * a segment of up to 5 bytes that starts with ESC (telnet): that
+	 * would be a pure ACK more per exchange.
+	 */
+	static const char req = '.';
+	int len = m == PP_RECV ? 1 : step, want = m == PP_RECV ? step : 1, got = 0;
 	ssize_t n;
 
-	if (!strcmp(mode, "sendfile")) {
-		if (*off + step > FILE_BYTES)
+	for (;;) {
+		if (m == PP_SENDFILE && *off + step > FILE_BYTES)
 			*off = 0;
-		n = sendfile(s, file, off, step);
-	} else {
-		n = write(s, buf, out ? step : 1);
+		n = m == PP_SENDFILE ? sendfile(s, file, off, step) :
+				       write(s, m == PP_RECV ? &req : buf, len);
+		if (n == len)
+			break;
+		if (n >= 0)
+			return PP_SHORT;
+		if (errno != EINTR)
+			return -1;
+		if (expired)
+			return PP_LATE;
 	}
-	if (n != (out ? step : 1))
-		return n < 0 ? -1 : (errno = EPIPE, -1);
 	while (got < want) {
 		n = read(s, buf, want - got);
-		if (n < 0 && errno == EINTR) {
-			if (!expired)
-				continue;
-			errno = ETIMEDOUT;	/* the case's deadline */
+		if (n > 0) {
+			got += n;
+			continue;
 		}
-		if (n <= 0)
-			return n ? -1 : (errno = EPIPE, -1);
-		got += n;
+		if (!n)
+			return PP_EOF;
+		if (errno != EINTR)
+			return -1;
+		if (expired)
+			return PP_LATE;
 	}
 	return 0;
 }
 
-static int pp_case(int win, const char *host, int port, const char *mode, int file,
+static int pp_case(int win, const char *host, int port, enum pp_mode m, int file,
 		   int step, int steps)
 {
+	static const char *const modes[] = { "send", "sendfile", "recv" };
 	static char buf[CHUNK];
 	unsigned long long b0, t0, b1, t1;
 	struct irq_sample i0, i1;
+	struct tcp_segs s0, s1;
 	char name[32], hdr[32];
-	double start, el = 0;
+	const char *phase = "warm-up";
+	double start = 0, el = 0, limit = 5e-3 * (PP_WARM + steps) + 2;
 	off_t off = 0;
-	int s = tcp_connect(host, port), one = 1, i, e;
+	int s, one = 1, i, r = 0;
 
+	snprintf(name, sizeof(name), "host.pp%s", modes[m]);
+	snprintf(hdr, sizeof(hdr), "%s %d\n", m == PP_RECV ? "recv" : "send", step);
+	s = tcp_connect(host, port);
 	if (s < 0)
 		return 1;
-	snprintf(name, sizeof(name), "host.pp%s", mode);
-	snprintf(hdr, sizeof(hdr), "%s %d\n", strcmp(mode, "recv") ? "send" : "recv", step);
 	kfrag_pattern(7, 0, buf, sizeof(buf));
 	/* the deadline covers the warm-up too: 5 ms a step, and 2 s */
-	if (setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
-	    deadline(5e-3 * (PP_WARM + steps) + 2) ||
+	if (setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) || deadline(limit) ||
 	    write(s, hdr, strlen(hdr)) != (ssize_t)strlen(hdr)) {
 		printf("KFRAG-KV: stream.error=%s setup: %s\n", name, strerror(errno));
 		deadline(0);
@@ -446,33 +502,44 @@ static int pp_case(int win, const char *host, int port, const char *mode, int fi
 		return 1;
 	}
 	for (i = 0; i < PP_WARM; i++)
-		if (pp_step(s, file, &off, mode, buf, step))
+		if ((r = pp_step(s, file, &off, m, buf, step)))
 			break;
-	e = i < PP_WARM ? errno : 0;
-	if (!e) {
+	if (!r) {
+		phase = "window";
 		printf("KFRAG-KV: insnwin.%d=stream.%s\n", win + 1, name);
 		fflush(stdout);
 		cpu_sample(&b0, &t0, NULL);
 		irq_sample(&i0);
+		tcp_segs(&s0);
 		start = now();
 		mark(win, 1);
 		for (i = 0; i < steps; i++)
-			if (pp_step(s, file, &off, mode, buf, step))
+			if ((r = pp_step(s, file, &off, m, buf, step)))
 				break;
-		e = i < steps ? errno : 0;
 		el = now() - start;
 		cpu_sample(&b1, &t1, NULL);
 		mark(win, 0);
+		tcp_segs(&s1);
 		irq_sample(&i1);
 	}
 	deadline(0);
 	close(s);
-	if (e) {
-		printf("KFRAG-KV: stream.error=%s: %s step %d: %s\n", name,
-		       el ? "window" : "warm-up", i, strerror(e));
+	if (r) {
+		printf("KFRAG-KV: stream.error=%s: %s step %d: ", name, phase, i);
+		if (r == PP_EOF)
+			printf("the host closed the connection (host/discard's pingpong log says why)\n");
+		else if (r == PP_LATE)
+			printf("no answer within the case's %.0f s (is kfrag.ppport host/discard's pingpong port?)\n",
+			       limit);
+		else if (r == PP_SHORT)
+			printf("a short write\n");
+		else
+			printf("%s\n", strerror(errno));
 		return 1;
 	}
 	printf("KFRAG-KV: stream.%s.steps=%d\n", name, steps);
+	printf("KFRAG-KV: stream.%s.segs=in:%llu,out:%llu,retrans:%llu\n", name, s1.in - s0.in,
+	       s1.out - s0.out, s1.retrans - s0.retrans);
 	report(name, (unsigned long long)step * steps, el, b1 - b0, t1 > t0 ? t1 - t0 : 0, &i0, &i1);
 	return 0;
 }
@@ -551,7 +618,7 @@ int main(void)
 	int usizes[3] = { 0 };
 	double secs = getenv("KFRAG_SECS") ? atof(getenv("KFRAG_SECS")) : 4;
 	const char *cases = getenv("KFRAG_CASES") ? getenv("KFRAG_CASES") : "host,lo,recv,rx";
-	const char *modes[] = { "send", "sendfile" }, *ppmodes[] = { "send", "sendfile", "recv" };
+	const char *modes[] = { "send", "sendfile" };
 	int f, lport, i, rc = 0;
 	pid_t sink = -1;
 	off_t o;
@@ -583,7 +650,8 @@ int main(void)
 	}
 	/* one segment a step: 1448 bytes fit every MSS here (1460, 1448 with timestamps) */
 	if (ppport && (ppsteps < 1 || ppsteps > 100000 || ppstep < 1 || ppstep > 1448)) {
-		printf("KFRAG-KV: stream.error=kfrag.ppsteps: 1 to 100000, kfrag.ppstep: 1 to 1448 bytes\n");
+		printf("KFRAG-KV: stream.error=kfrag.ppsteps=%d, kfrag.ppstep=%d: give 1 to 100000 "
+		       "steps of 1 to 1448 bytes\n", ppsteps, ppstep);
 		kill(sink, SIGKILL);
 		return 2;
 	}
@@ -607,7 +675,7 @@ int main(void)
 	for (i = 0; udpport && listed(cases, "rx") && i < 3 && usizes[i] > 0; i++)
 		rc |= udp_case(5 + i, host, udpport, usizes[i], frames, gap_us, rr);
 	for (i = 0; ppport && listed(cases, "pp") && i < 3; i++)
-		rc |= pp_case(8 + i, host, ppport, ppmodes[i], f, ppstep, ppsteps);
+		rc |= pp_case(8 + i, host, ppport, (enum pp_mode)i, f, ppstep, ppsteps);
 	kill(sink, SIGKILL);
 	return rc;
 }

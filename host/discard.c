@@ -7,14 +7,17 @@
  *   (none)    read and discard;
  *   chargen   send the pattern stream 9 (common/pattern.h) until the peer
  *             closes (the receive case, host.recv);
- *   pingpong  the lock-step cases (host.pp*): the guest's first line is
- *             "send STEP" or "recv STEP" (STEP 1 to 65536 bytes). send:
- *             for every STEP bytes read, answer one byte; recv: for every
- *             byte read, answer STEP bytes. With TCP_NODELAY, so that each
- *             answer leaves at once, and the guest's next step only follows
- *             it: one exchange in flight, whatever the host's timing.
- * A write gives up after 30 s, so that a guest gone without a FIN does
- * not hold the next run's accept.
+ *   pingpong  the lock-step cases (host.pp*, guest/stream.c): the guest's
+ *             first line is "send STEP" or "recv STEP" (STEP 1 to 65536
+ *             bytes). send: for every STEP bytes read, answer one byte;
+ *             recv: for every byte read, answer STEP bytes. The guest's
+ *             next step only follows the answer: one exchange in flight,
+ *             whatever the host's timing (nothing is unacked when either
+ *             end sends, so Nagle holds nothing; TCP_NODELAY keeps it so
+ *             should the lock-step break). The log line says how each
+ *             connection ended.
+ * A read or write gives up after 30 s, so that a guest gone without a FIN
+ * does not hold the next run's accept.
  *
  *   discard PORTFILE [TIMEOUT_S [ADDR [MODE]]]
  */
@@ -36,12 +39,14 @@
 
 #define BUF (1 << 16)
 
-/* all of n bytes from s into b; 1, or 0 at EOF or an error */
+/* all of n bytes from s into b; 1, or 0 at EOF (errno 0) or an error */
 static int read_all(int s, char *b, size_t n)
 {
 	while (n) {
-		ssize_t r = read(s, b, n);
+		ssize_t r;
 
+		errno = 0;
+		r = read(s, b, n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -54,9 +59,10 @@ static int read_all(int s, char *b, size_t n)
 
 /*
  * One pingpong connection: its header line, then the exchanges; the
- * bytes the guest sent or received, or -1 on a bad header.
+ * bytes the guest sent or received, or -1 on a bad header. *why: how the
+ * exchanges ended.
  */
-static long long pingpong(int s, const char *buf)
+static long long pingpong(int s, const char *buf, const char **why)
 {
 	static char in[BUF];
 	char line[32], dir[8];
@@ -78,9 +84,16 @@ static long long pingpong(int s, const char *buf)
 	}
 	send = !strcmp(dir, "send");
 	for (;;) {
-		if (send ? !read_all(s, in, step) || write(s, buf, 1) != 1 :
-			   !read_all(s, in, 1) || write(s, buf, step) != (ssize_t)step)
+		size_t ask = send ? step : 1, answer = send ? 1 : step;
+
+		if (!read_all(s, in, ask)) {
+			*why = errno ? strerror(errno) : "the guest closed";
 			return bytes;
+		}
+		if (write(s, buf, answer) != (ssize_t)answer) {
+			*why = "a write failed or was short";
+			return bytes;
+		}
 		bytes += step;
 	}
 }
@@ -103,18 +116,23 @@ int main(int argc, char **argv)
 	kfrag_pattern(9, 0, buf, sizeof(buf));
 	while ((s = accept(ls, NULL, NULL)) >= 0) {
 		struct timeval tmo = { .tv_sec = 30 };
+		const char *why = "";
 		long long bytes = 0;
 		ssize_t n;
 
 		setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tmo, sizeof(tmo));
-		if (pp)
-			bytes = pingpong(s, buf);
-		else
+		if (pp) {
+			setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo));
+			bytes = pingpong(s, buf, &why);
+		} else {
 			while ((n = send ? write(s, buf, sizeof(buf)) : read(s, buf, sizeof(buf))) > 0)
 				bytes += n;
+		}
 		close(s);
-		if (bytes >= 0)
-			printf("discard: %lld bytes %s\n", bytes, pp ? "exchanged" : send ? "sent" : "read");
+		if (bytes >= 0 && pp)
+			printf("discard: %lld bytes exchanged (%s)\n", bytes, why);
+		else if (bytes >= 0)
+			printf("discard: %lld bytes %s\n", bytes, send ? "sent" : "read");
 		fflush(stdout);
 	}
 	perror("discard: accept");
