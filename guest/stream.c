@@ -383,8 +383,8 @@ static int recv_case(int win, const char *host, int port, double secs)
  * tmpfs file) and waits for the host's one-byte answer; recv: each step
  * sends one byte and reads the host's step bytes. One exchange is in
  * flight at a time, each way one segment (step fits one), and each
- * carries the ACK of the last (both ends delay their ACKs once they see
- * the exchanges): the guest's work per step does not depend on when the
+ * carries the ACK of the last (Linux delays its ACKs once it sees the
+ * exchanges, QEMU's user networking by 2 ms): the guest's work per step does not depend on when the
  * host's packets come, as a stream's does (its ACKs, or its data, arrive
  * at the host's real-time pace while the guest works). Nothing is unacked
  * when either end sends, so Nagle never holds a step; TCP_NODELAY only
@@ -485,7 +485,7 @@ static int pp_case(int win, const char *host, int port, enum pp_mode m, int file
 	const char *phase = "warm-up";
 	double start = 0, el = 0, limit = 5e-3 * (PP_WARM + steps) + 2;
 	off_t off = 0;
-	int s, one = 1, i, r = 0;
+	int s, one = 1, i, r = 0, err = 0;
 
 	snprintf(name, sizeof(name), "host.pp%s", modes[m]);
 	snprintf(hdr, sizeof(hdr), "%s %d\n", m == PP_RECV ? "recv" : "send", step);
@@ -502,8 +502,10 @@ static int pp_case(int win, const char *host, int port, enum pp_mode m, int file
 		return 1;
 	}
 	for (i = 0; i < PP_WARM; i++)
-		if ((r = pp_step(s, file, &off, m, buf, step)))
+		if ((r = pp_step(s, file, &off, m, buf, step))) {
+			err = errno;	/* before anything else can change it */
 			break;
+		}
 	if (!r) {
 		phase = "window";
 		printf("KFRAG-KV: insnwin.%d=stream.%s\n", win + 1, name);
@@ -514,8 +516,10 @@ static int pp_case(int win, const char *host, int port, enum pp_mode m, int file
 		start = now();
 		mark(win, 1);
 		for (i = 0; i < steps; i++)
-			if ((r = pp_step(s, file, &off, m, buf, step)))
+			if ((r = pp_step(s, file, &off, m, buf, step))) {
+				err = errno;
 				break;
+			}
 		el = now() - start;
 		cpu_sample(&b1, &t1, NULL);
 		mark(win, 0);
@@ -525,16 +529,16 @@ static int pp_case(int win, const char *host, int port, enum pp_mode m, int file
 	deadline(0);
 	close(s);
 	if (r) {
-		printf("KFRAG-KV: stream.error=%s: %s step %d: ", name, phase, i);
+		printf("KFRAG-KV: stream.error=%s: %s, after %d steps: ", name, phase, i);
 		if (r == PP_EOF)
 			printf("the host closed the connection (host/discard's pingpong log says why)\n");
 		else if (r == PP_LATE)
-			printf("no answer within the case's %.0f s (is kfrag.ppport host/discard's pingpong port?)\n",
-			       limit);
+			printf("not done within the case's %.1f s (the host's answers stopped, or "
+			       "kfrag.ppport is not host/discard's pingpong port)\n", limit);
 		else if (r == PP_SHORT)
 			printf("a short write\n");
 		else
-			printf("%s\n", strerror(errno));
+			printf("%s\n", strerror(err));
 		return 1;
 	}
 	printf("KFRAG-KV: stream.%s.steps=%d\n", name, steps);

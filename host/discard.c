@@ -16,8 +16,8 @@
  *             end sends, so Nagle holds nothing; TCP_NODELAY keeps it so
  *             should the lock-step break). The log line says how each
  *             connection ended.
- * A read or write gives up after 30 s, so that a guest gone without a FIN
- * does not hold the next run's accept.
+ * A write (and pingpong's read) gives up after 30 s, so that a guest gone
+ * without a FIN does not hold the next run's accept.
  *
  *   discard PORTFILE [TIMEOUT_S [ADDR [MODE]]]
  */
@@ -85,13 +85,16 @@ static long long pingpong(int s, const char *buf, const char **why)
 	send = !strcmp(dir, "send");
 	for (;;) {
 		size_t ask = send ? step : 1, answer = send ? 1 : step;
+		ssize_t n;
 
 		if (!read_all(s, in, ask)) {
-			*why = errno ? strerror(errno) : "the guest closed";
+			*why = !errno ? "the guest closed" : errno == EAGAIN ?
+			       "nothing from the guest for 30 s" : strerror(errno);
 			return bytes;
 		}
-		if (write(s, buf, answer) != (ssize_t)answer) {
-			*why = "a write failed or was short";
+		n = write(s, buf, answer);
+		if (n != (ssize_t)answer) {
+			*why = n >= 0 ? "a short write" : strerror(errno);
 			return bytes;
 		}
 		bytes += step;
