@@ -24,4 +24,27 @@ static inline int kfrag_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Read all of len bytes into buf (retrying short reads and EINTR); 0, or
+ * -1 on error (errno) or at EOF (errno 0).
+ */
+static inline int kfrag_read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n;
+
+		errno = 0;
+		n = read(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
 #endif

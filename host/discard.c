@@ -34,28 +34,11 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "../common/io.h"
 #include "../common/listen.h"
 #include "../common/pattern.h"
 
 #define BUF (1 << 16)
-
-/* all of n bytes from s into b; 1, or 0 at EOF (errno 0) or an error */
-static int read_all(int s, char *b, size_t n)
-{
-	while (n) {
-		ssize_t r;
-
-		errno = 0;
-		r = read(s, b, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return 0;
-		b += r;
-		n -= r;
-	}
-	return 1;
-}
 
 /*
  * One pingpong connection: its header line, then the exchanges; the
@@ -73,7 +56,7 @@ static long long pingpong(int s, const char *buf, const char **why)
 
 	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	for (n = 0; n < sizeof(line) - 1; n++)
-		if (!read_all(s, line + n, 1) || line[n] == '\n')
+		if (kfrag_read_all(s, line + n, 1) || line[n] == '\n')
 			break;
 	line[n] = 0;
 	if (sscanf(line, "%7s %u%n", dir, &step, &end) != 2 || line[end] ||
@@ -87,7 +70,7 @@ static long long pingpong(int s, const char *buf, const char **why)
 		size_t ask = send ? step : 1, answer = send ? 1 : step;
 		ssize_t n;
 
-		if (!read_all(s, in, ask)) {
+		if (kfrag_read_all(s, in, ask)) {
 			*why = !errno ? "the guest closed" : errno == EAGAIN ?
 			       "nothing from the guest for 30 s" : strerror(errno);
 			return bytes;

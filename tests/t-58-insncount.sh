@@ -345,6 +345,28 @@ t_bench_kernels_stale() {
 }
 register bench-kernels-stale t_bench_kernels_stale
 
+# lockstep_part PART DIR ENV...: scripts/bench-stream's PART alone (vanilla,
+# e1000, one repetition, ENV added) in build directory DIR, with the
+# suite's kernel, then the checks the lock-step tests share: the table
+# says its three host.PART cases ran under -icount sleep=on with a
+# periodic tick, and so do the QEMU command line that ran (-icount) and
+# the kernel's (nohz=off). Sets kv to the run's kv file; 1 on a failure.
+lockstep_part() {
+	local part=$1 b=$2 img cmd
+	shift 2
+	img=$(kernel_of vanilla) || return 1
+	mkdir -p "$b"
+	env BUILD_DIR="$b" KERNEL_VANILLA="$img" BENCH_VARIANTS=vanilla BENCH_STREAM_NETS=e1000 \
+		BENCH_STREAM_HALVES="$part" "$@" scripts/bench-stream 1 > "$b/out" 2>&1 ||
+		{ tail -n 5 "$b/out"; return 1; }
+	kv=$b/logs/bench-stream-e1000-vanilla-1-$part.kv cmd=$b/logs/bench-stream-e1000-vanilla-1-$part.log.cmd
+	[ "$(awk -F'\t' -v p="host.$part" 'index($3, p) == 1 && $9 == "shift0,sleep,tick"' "$b/results/bench-stream.tsv" | wc -l)" = 3 ] ||
+		{ echo "    the table does not say -icount sleep=on with the tick for the $part cases:"; cat "$b/results/bench-stream.tsv"; return 1; }
+	awk 'p == "-icount" && $0 == "shift=0,sleep=on" { f = 1 } { p = $0 } END { exit !f }' "$cmd" ||
+		{ echo "    QEMU ran the $part cases without -icount shift=0,sleep=on:"; cat "$cmd"; return 1; }
+	grep -q ' nohz=off ' "$cmd" || { echo "    the $part cases' kernel did not boot with nohz=off"; return 1; }
+}
+
 # The stream benchmark's small-packet receive in lock-step (scripts/bench-
 # stream's default, BENCH_STREAM_RX_PACE=rr): host/udpsource sends each
 # datagram once the guest has read the last and written a byte to its
@@ -358,14 +380,8 @@ register bench-kernels-stale t_bench_kernels_stale
 # In a build directory of its own: the benchmark's tables and logs stay as
 # they are. Vanilla, e1000, under -icount as the benchmark.
 t_bench_rx_lockstep() {
-	local b=$SCRATCH/rxb kv f size irqs nic img
-	# the suite's kernel, built (once) in the suite's build directory
-	img=$(kernel_of vanilla) || return 1
-	mkdir -p "$b"
-	BUILD_DIR=$b KERNEL_VANILLA=$img BENCH_VARIANTS=vanilla BENCH_STREAM_NETS=e1000 \
-		BENCH_STREAM_HALVES=rx BENCH_STREAM_RX_FRAMES=300 scripts/bench-stream 1 > "$b/out" 2>&1 ||
-		{ tail -n 5 "$b/out"; return 1; }
-	kv=$b/logs/bench-stream-e1000-vanilla-1-rx.kv
+	local kv f size irqs nic
+	lockstep_part rx "$SCRATCH/rxb" BENCH_STREAM_RX_FRAMES=300 || return 1
 	for size in 64 512 1472; do
 		f=$(kvget "stream.host.rx$size.frames" "$kv") irqs=$(kvget "stream.host.rx$size.irqs" "$kv")
 		nic=$(sed -n 's/.*nic:\([0-9]*\).*/\1/p' <<< "$irqs")
@@ -376,17 +392,8 @@ t_bench_rx_lockstep() {
 	done
 	# the host waited for the guest's byte before each datagram but the first
 	[ "$(grep -c 'sent 300 of 300 datagrams .*in lock-step on 299 bytes from the guest' \
-		"$b/logs/bench-udpsource-e1000.log")" = 3 ] ||
-		{ echo "    host/udpsource did not answer the three requests in lock-step:"; cat "$b/logs/bench-udpsource-e1000.log"; return 1; }
-	# and the cases ran on the guest's clock, as the benchmark's do: the
-	# table says so, and so does the QEMU command line that ran
-	[ "$(awk -F'\t' '$3 ~ /^host\.rx/ && $9 == "shift0,sleep,tick"' "$b/results/bench-stream.tsv" | wc -l)" = 3 ] ||
-		{ echo "    the table does not say -icount sleep=on for the rx cases:"; cat "$b/results/bench-stream.tsv"; return 1; }
-	awk 'p == "-icount" && $0 == "shift=0,sleep=on" { f = 1 } { p = $0 } END { exit !f }' \
-		"$b/logs/bench-stream-e1000-vanilla-1-rx.log.cmd" ||
-		{ echo "    QEMU ran the rx cases without -icount shift=0,sleep=on:"; cat "$b/logs/bench-stream-e1000-vanilla-1-rx.log.cmd"; return 1; }
-	grep -q ' nohz=off ' "$b/logs/bench-stream-e1000-vanilla-1-rx.log.cmd" ||
-		{ echo "    the rx cases' kernel did not boot with nohz=off"; return 1; }
+		"$SCRATCH/rxb/logs/bench-udpsource-e1000.log")" = 3 ] ||
+		{ echo "    host/udpsource did not answer the three requests in lock-step:"; cat "$SCRATCH/rxb/logs/bench-udpsource-e1000.log"; return 1; }
 }
 register bench-rx-lockstep t_bench_rx_lockstep
 
@@ -403,13 +410,8 @@ register bench-rx-lockstep t_bench_rx_lockstep
 # tick (nohz=off). Vanilla,
 # e1000, 300 steps, in a build directory of its own.
 t_bench_pp_lockstep() {
-	local b=$SCRATCH/ppb kv m irqs nic img
-	img=$(kernel_of vanilla) || return 1
-	mkdir -p "$b"
-	BUILD_DIR=$b KERNEL_VANILLA=$img BENCH_VARIANTS=vanilla BENCH_STREAM_NETS=e1000 \
-		BENCH_STREAM_HALVES=pp BENCH_STREAM_PP_STEPS=300 scripts/bench-stream 1 > "$b/out" 2>&1 ||
-		{ tail -n 5 "$b/out"; return 1; }
-	kv=$b/logs/bench-stream-e1000-vanilla-1-pp.kv
+	local b=$SCRATCH/ppb kv m irqs nic
+	lockstep_part pp "$b" BENCH_STREAM_PP_STEPS=300 || return 1
 	for m in send sendfile recv; do
 		irqs=$(kvget "stream.host.pp$m.irqs" "$kv")
 		nic=$(sed -n 's/.*nic:\([0-9]*\).*/\1/p' <<< "$irqs")
@@ -423,25 +425,15 @@ t_bench_pp_lockstep() {
 		kvget "stream.host.pp$m.segs" "$kv" | awk -F'[:,]' '{ for (i = 1; i < NF; i += 2) v[$i] = $(i + 1) }
 			END { exit !(v["in"] >= 300 && v["in"] <= 303 && v["out"] >= 300 && v["out"] <= 303 && v["retrans"] == 0) }' ||
 			{ echo "    pp$m: TCP segments in the window: $(kvget "stream.host.pp$m.segs" "$kv"): want 300-303 each way, none resent"; return 1; }
+		# the periodic tick took: every local timer interrupt was a tick (each
+		# raises the timer softirq; tickless, most are not: 300 against 20)
+		awk -F'[:,]' '{ for (i = 1; i < NF; i += 2) v[$i] = $(i + 1) }
+			END { exit !(v["timer"] > 0 && v["softtimer"] >= v["timer"] - 2) }' <<< "$irqs" ||
+			{ echo "    pp$m: not a periodic tick: $irqs"; return 1; }
 	done
 	# the host's side: three connections of 500 steps of 1024 bytes
 	[ "$(grep -c '^discard: 512000 bytes exchanged (the guest closed)$' "$b/logs/bench-discard-e1000-pp.log")" = 3 ] ||
 		{ echo "    host/discard pingpong did not exchange 3 x 500 steps:"; cat "$b/logs/bench-discard-e1000-pp.log"; return 1; }
-	[ "$(awk -F'\t' '$3 ~ /^host\.pp/ && $9 == "shift0,sleep,tick"' "$b/results/bench-stream.tsv" | wc -l)" = 3 ] ||
-		{ echo "    the table does not say -icount sleep=on for the pp cases:"; cat "$b/results/bench-stream.tsv"; return 1; }
-	awk 'p == "-icount" && $0 == "shift=0,sleep=on" { f = 1 } { p = $0 } END { exit !f }' \
-		"$b/logs/bench-stream-e1000-vanilla-1-pp.log.cmd" ||
-		{ echo "    QEMU ran the pp cases without -icount shift=0,sleep=on"; return 1; }
-	# with a periodic tick (bench-stream's head says why): booted with
-	# nohz=off, and every local timer interrupt was a tick (each raises the
-	# timer softirq; with nohz they are mostly not: 300 against 20)
-	grep -q ' nohz=off ' "$b/logs/bench-stream-e1000-vanilla-1-pp.log.cmd" ||
-		{ echo "    the pp cases' kernel did not boot with nohz=off"; return 1; }
-	for m in send sendfile recv; do
-		kvget "stream.host.pp$m.irqs" "$kv" | awk -F'[:,]' '{ for (i = 1; i < NF; i += 2) v[$i] = $(i + 1) }
-			END { exit !(v["timer"] > 0 && v["softtimer"] >= v["timer"] - 2) }' ||
-			{ echo "    pp$m: not a periodic tick: $(kvget "stream.host.pp$m.irqs" "$kv")"; return 1; }
-	done
 }
 register bench-pp-lockstep t_bench_pp_lockstep
 
