@@ -31,6 +31,10 @@
  * exchanges of KFRAG_PPSTEP (1024) bytes one way and one byte back
  * (pp_case() below), counted per byte of the steps.
  *
+ * With KFRAG_IDLEMS (milliseconds) first a window of an idle guest,
+ * guest.idle (idle_case() below): its .insns and .irqs give the cost of a
+ * timer tick.
+ *
  * KFRAG_CASES (default "host,lo,recv,rx") names the groups of cases to
  * run: host and lo are the send() and sendfile() cases to each target,
  * recv, rx and pp the receive and lock-step ones (which also need their
@@ -61,6 +65,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../common/insnmark.h"
@@ -175,7 +180,7 @@ static int loopback_sink(pid_t *pid)
 	return ntohs(sa.sin_port);
 }
 
-/* the window of case i (0-10): ids 1-11; the id must be a constant */
+/* the window of case i (0-11): ids 1-12; the id must be a constant */
 static void mark(int i, int start)
 {
 	switch (i * 2 + !start) {
@@ -201,6 +206,8 @@ static void mark(int i, int start)
 	case 19: KFRAG_INSN_STOP(10); break;
 	case 20: KFRAG_INSN_START(11); break;
 	case 21: KFRAG_INSN_STOP(11); break;
+	case 22: KFRAG_INSN_START(12); break;
+	case 23: KFRAG_INSN_STOP(12); break;
 	}
 }
 
@@ -548,6 +555,40 @@ static int pp_case(int win, const char *host, int port, enum pp_mode m, int file
 	return 0;
 }
 
+/*
+ * guest.idle: what the guest's clock costs while nothing else happens,
+ * for the benchmark to take the periodic tick out of the other cases'
+ * counts. With nohz=off under -icount sleep=on an idle guest takes a tick
+ * every millisecond of the host's time, so a case's ticks follow how fast
+ * the host answers; the benchmark subtracts each case's ticks times this
+ * window's instructions per tick (scripts/bench-stream). The window: one
+ * sleep of ms milliseconds, nothing else running.
+ */
+static int idle_case(int win, int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+	struct irq_sample i0, i1;
+	int r;
+
+	printf("KFRAG-KV: insnwin.%d=stream.guest.idle\n", win + 1);
+	fflush(stdout);
+	irq_sample(&i0);
+	mark(win, 1);
+	r = nanosleep(&ts, NULL);
+	mark(win, 0);
+	irq_sample(&i1);
+	if (r) {
+		printf("KFRAG-KV: stream.error=guest.idle: nanosleep: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("KFRAG-KV: stream.guest.idle.ms=%d\n", ms);
+	printf("KFRAG-KV: stream.guest.idle.irqs=timer:%llu,nic:%llu,resched:%llu,net_rx:%llu,softtimer:%llu\n",
+	       i1.timer - i0.timer, i1.nic - i0.nic, i1.resched - i0.resched,
+	       i1.net_rx - i0.net_rx, i1.softtimer - i0.softtimer);
+	fflush(stdout);
+	return 0;
+}
+
 static int run(int win, const char *target, const char *mode, const char *host, int port,
 	       int file, double secs)
 {
@@ -618,6 +659,7 @@ int main(void)
 	int ppport = getenv("KFRAG_PPPORT") ? atoi(getenv("KFRAG_PPPORT")) : 0;
 	int ppsteps = getenv("KFRAG_PPSTEPS") ? atoi(getenv("KFRAG_PPSTEPS")) : 2000;
 	int ppstep = getenv("KFRAG_PPSTEP") ? atoi(getenv("KFRAG_PPSTEP")) : 1024;
+	int idle_ms = getenv("KFRAG_IDLEMS") ? atoi(getenv("KFRAG_IDLEMS")) : 0;
 	char sizes[64], *sz, *save = NULL;
 	int usizes[3] = { 0 };
 	double secs = getenv("KFRAG_SECS") ? atof(getenv("KFRAG_SECS")) : 4;
@@ -668,6 +710,14 @@ int main(void)
 		kill(sink, SIGKILL);
 		return 2;
 	}
+	if (idle_ms < 0 || idle_ms > 10000) {
+		printf("KFRAG-KV: stream.error=kfrag.idlems=%d: give 0 (no idle window) to 10000\n",
+		       idle_ms);
+		kill(sink, SIGKILL);
+		return 2;
+	}
+	if (idle_ms)
+		rc |= idle_case(11, idle_ms);
 	for (i = 0; i < 2; i++) {
 		if (listed(cases, "host"))
 			rc |= run(2 * i, "host", modes[i], host, port, f, secs);
