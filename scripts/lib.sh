@@ -470,3 +470,48 @@ kobj_not_on_x86() {
 	fi
 	return 1
 }
+
+# tick_pool TSV WARNFILE: bench-stream's tick price, pooled: per NIC and
+# lock-step part (rx, pp) the median of every VM's price (tick_insns as
+# the runs wrote it), all variants, so that a variant whose ticks cost
+# more would not have its own dearer ticks taken out. Rewrites tick_insns
+# to the pooled price and net_insns_per_byte to the count less the case's
+# ticks at it; rows without a price ("-") stay. A part whose variants'
+# own medians differ by more than 1 % gets a line in WARNFILE (for the
+# table's head).
+tick_pool() {
+	: > "$2"
+	awk -F'\t' -v OFS='\t' -v warn="$2" '
+function median(a, n,   i, j, t) {
+	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+# part CASE: its NIC and lock-step part ("virtio pp"), or ""
+function part(c,   p) {
+	p = c ~ /^virtio-/ ? "virtio " : "e1000 "; sub(/^virtio-/, "", c)
+	return c ~ /^host\.pp/ ? p "pp" : c ~ /^host\.rx/ ? p "rx" : ""
+}
+FNR == 1 { pass++ }
+pass == 1 && FNR > 1 && $11 != "-" && !(($1, $2, part($3)) in vm) {
+	vm[$1, $2, part($3)] = 1; k = part($3)
+	all[k, ++na[k]] = $11; own[k, $2, ++no[k, $2]] = $11; vars[k, $2] = 1; parts[k] = 1
+}
+pass == 2 && FNR == 1 {
+	for (k in parts) {
+		for (j = 1; j <= na[k]; j++) a[j] = all[k, j]
+		price[k] = int(median(a, na[k]) + 0.5)
+		lo = 1e18; hi = 0; line = ""
+		for (kv in vars) {
+			split(kv, q, SUBSEP); if (q[1] != k) continue
+			for (j = 1; j <= no[k, q[2]]; j++) b[j] = own[k, q[2], j]
+			m = median(b, no[k, q[2]]); line = line " " q[2] " " m
+			if (m < lo) lo = m; if (m > hi) hi = m
+		}
+		if (hi > 1.01 * lo) printf "# warning: %s: a tick costs more than 1 %% more in one variant than another (median instructions per tick:%s); the figures take every variant\047s ticks out at the pooled price, %d\n", k, line, price[k] > warn
+	}
+}
+pass == 2 && FNR > 1 && $11 != "-" {
+	$11 = price[part($3)]; $12 = sprintf("%.4f", ($7 - $10 * $11) / $6)
+}
+pass == 2' "$1" "$1" > "$1.new" && mv "$1.new" "$1"
+}
