@@ -31,7 +31,7 @@
  * exchanges of KFRAG_PPSTEP (1024) bytes one way and one byte back
  * (pp_case() below), counted per byte of the steps.
  *
- * With KFRAG_IDLEMS (milliseconds) first a window of an idle guest,
+ * With KFRAG_IDLEMS (milliseconds) last a window of an idle guest,
  * guest.idle (idle_case() below): its .insns and .irqs give the cost of a
  * timer tick.
  *
@@ -180,7 +180,7 @@ static int loopback_sink(pid_t *pid)
 	return ntohs(sa.sin_port);
 }
 
-/* the window of case i (0-13): ids 1-14; the id must be a constant */
+/* the window of case i (0-15): ids 1-16; the id must be a constant */
 static void mark(int i, int start)
 {
 	switch (i * 2 + !start) {
@@ -212,6 +212,10 @@ static void mark(int i, int start)
 	case 25: KFRAG_INSN_STOP(13); break;
 	case 26: KFRAG_INSN_START(14); break;
 	case 27: KFRAG_INSN_STOP(14); break;
+	case 28: KFRAG_INSN_START(15); break;
+	case 29: KFRAG_INSN_STOP(15); break;
+	case 30: KFRAG_INSN_START(16); break;
+	case 31: KFRAG_INSN_STOP(16); break;
 	}
 }
 
@@ -565,17 +569,20 @@ static int pp_case(int win, const char *host, int port, enum pp_mode m, int file
  * counts. With nohz=off under -icount sleep=on an idle guest takes a tick
  * every millisecond of the host's time, so a case's ticks follow how fast
  * the host answers; the benchmark subtracts each case's ticks times the
- * instructions per tick of these windows (scripts/bench-stream). A
- * window is one sleep of ms milliseconds, after 50 ms for the console's
- * last lines to drain; one that saw any other interrupt (the NIC's, a
- * rescheduling IPI: IPv6's router solicitations after the link came up)
- * is discarded, up to IDLE_TRIES times. Windows win to win + 2.
+ * instructions per tick of these windows (scripts/bench-stream). It
+ * runs after the cases, when what the guest does after boot (IPv6's
+ * address configuration: three windows in a row saw a NIC interrupt
+ * there) is done. A window is one sleep of ms milliseconds, 100 ms after
+ * the last (for the console's last lines to drain); one that saw any
+ * other interrupt (the NIC's: e1000's watchdog raises one every 2 s; a
+ * rescheduling IPI) is discarded, up to IDLE_TRIES times. Windows win to
+ * win + IDLE_TRIES - 1.
  */
-#define IDLE_TRIES 3
+#define IDLE_TRIES 5
 static int idle_case(int win, int ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-	struct timespec settle = { .tv_nsec = 50000000L };
+	struct timespec settle = { .tv_nsec = 100000000L };
 	struct irq_sample i0, i1;
 	int a, r = 0;
 
@@ -734,8 +741,6 @@ int main(void)
 		kill(sink, SIGKILL);
 		return 2;
 	}
-	if (idle_ms)
-		rc |= idle_case(11, idle_ms);
 	for (i = 0; i < 2; i++) {
 		if (listed(cases, "host"))
 			rc |= run(2 * i, "host", modes[i], host, port, f, secs);
@@ -748,6 +753,8 @@ int main(void)
 		rc |= udp_case(5 + i, host, udpport, usizes[i], frames, gap_us, rr);
 	for (i = 0; ppport && listed(cases, "pp") && i < 3; i++)
 		rc |= pp_case(8 + i, host, ppport, (enum pp_mode)i, f, ppstep, ppsteps);
+	if (idle_ms)
+		rc |= idle_case(11, idle_ms);
 	kill(sink, SIGKILL);
 	return rc;
 }
