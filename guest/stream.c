@@ -570,13 +570,13 @@ static int pp_case(int win, const char *host, int port, enum pp_mode m, int file
  * every millisecond of the host's time, so a case's ticks follow how fast
  * the host answers; the benchmark subtracts each case's ticks times the
  * instructions per tick of these windows (scripts/bench-stream). It
- * runs after the cases, when what the guest does after boot (IPv6's
- * address configuration: three windows in a row saw a NIC interrupt
- * there) is done. A window is one sleep of ms milliseconds, 100 ms after
+ * runs after the cases, when what the guest does after boot (probably
+ * its address configuration, not checked: three windows in a row saw a
+ * NIC interrupt there) is done. A window is one sleep of ms milliseconds, 100 ms after
  * the last (for the console's last lines to drain); one that saw any
  * other interrupt (the NIC's: e1000's watchdog raises one every 2 s; a
- * rescheduling IPI) is discarded, up to IDLE_TRIES times. Windows win to
- * win + IDLE_TRIES - 1.
+ * rescheduling IPI) is discarded: IDLE_TRIES windows at most, ids win + 1
+ * to win + IDLE_TRIES.
  */
 #define IDLE_TRIES 5
 static int idle_case(int win, int ms)
@@ -600,9 +600,14 @@ static int idle_case(int win, int ms)
 		printf("KFRAG-KV: stream.guest.idle.discarded%d=nic:%llu,resched:%llu,net_rx:%llu\n",
 		       a + 1, i1.nic - i0.nic, i1.resched - i0.resched, i1.net_rx - i0.net_rx);
 	}
-	if (r || a == IDLE_TRIES) {
-		printf("KFRAG-KV: stream.error=guest.idle: %s\n", r ? strerror(errno) :
-		       "every window saw other interrupts than the tick (the discarded lines say which)");
+	if (r) {
+		printf("KFRAG-KV: stream.error=guest.idle: nanosleep: %s\n", strerror(errno));
+		return 1;
+	}
+	if (a == IDLE_TRIES) {
+		printf("KFRAG-KV: stream.error=guest.idle: all %d windows saw other interrupts than "
+		       "the tick (the discarded lines say which); fix: a shorter kfrag.idlems "
+		       "(BENCH_STREAM_IDLE_MS), or find what interrupts an idle guest\n", IDLE_TRIES);
 		return 1;
 	}
 	printf("KFRAG-KV: insnwin.%d=stream.guest.idle\n", win + a + 1);

@@ -501,10 +501,12 @@ pass == 2 && FNR == 1 {
 		for (j = 1; j <= na[k]; j++) a[j] = all[k, j]
 		price[k] = int(median(a, na[k]) + 0.5)
 		lo = 1e18; hi = 0; line = ""
-		for (kv in vars) {
-			split(kv, q, SUBSEP); if (q[1] != k) continue
-			for (j = 1; j <= no[k, q[2]]; j++) b[j] = own[k, q[2], j]
-			m = median(b, no[k, q[2]]); line = line " " q[2] " " m
+		nv = 0
+		for (kv in vars) { split(kv, q, SUBSEP); if (q[1] == k) V[++nv] = q[2] }
+		for (i = 2; i <= nv; i++) for (j = i; j > 1 && V[j-1] > V[j]; j--) { t = V[j]; V[j] = V[j-1]; V[j-1] = t }
+		for (i = 1; i <= nv; i++) {
+			for (j = 1; j <= no[k, V[i]]; j++) b[j] = own[k, V[i], j]
+			m = median(b, no[k, V[i]]); line = line sprintf(" %s %d", V[i], m + 0.5)
 			if (m < lo) lo = m; if (m > hi) hi = m
 		}
 		if (hi > 1.01 * lo) printf "# warning: %s: a tick costs more than 1 %% more in one variant than another (median instructions per tick:%s); the figures take every variant\047s ticks out at the pooled price, %d\n", k, line, price[k] > warn
