@@ -33,6 +33,24 @@ die() {
 
 log() { printf '>> %s\n' "$*" >&2; }
 
+# need_disk GIB WHAT: stop before WHAT if the file system of BUILD_DIR has
+# less than GIB GiB free (KFRAG_NEED_DISK_GIB overrides GIB; 0 skips the
+# check). A disk that fills during a run does not name itself: the first
+# program to write fails (a sed, a packet capture, the compiler), and the
+# run ends as an unexplained failure of that step.
+need_disk() {
+	local want=${KFRAG_NEED_DISK_GIB:-$1} avail
+	[[ $want =~ ^[0-9]+$ ]] || die "KFRAG_NEED_DISK_GIB=$want: not a number of GiB" "fix: a whole number, or 0 to skip the check"
+	[ "$want" -gt 0 ] || return 0
+	mkdir -p "$BUILD_DIR"
+	avail=$(df -Pk "$BUILD_DIR" | awk 'NR == 2 { print int($4 / 1048576) }')
+	[[ $avail =~ ^[0-9]+$ ]] || die "could not read the free space of $BUILD_DIR (df -Pk)"
+	[ "$avail" -ge "$want" ] ||
+		die "not enough free disk for $2: about $want GiB needed on the file system of $BUILD_DIR, $avail GiB free" \
+			"fix: free space there (old build trees; build/redtest/ keeps every run, the benchmarks' packet captures are most of it)," \
+			"or point BUILD_DIR at a roomier file system (KFRAG_NEED_DISK_GIB=0 skips this check)"
+}
+
 # kv KEY FILE: the last KEY=value of a KEY=value file (the red test's
 # guest.kv, wire.kv, disk.kv)
 kv() { sed -n "s/^$1=//p" "$2" | tail -n1; }

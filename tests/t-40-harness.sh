@@ -87,9 +87,25 @@ t_check_log() {
 	done
 }
 
+t_disk_space() {
+	# a disk too full for the run stops it first, naming the cause and the
+	# fix, at each entry point that fills the disk; the free space it
+	# reports is the file system's
+	local avail
+	avail=$(df -Pk "$BUILD_DIR" | awk 'NR == 2 { print int($4 / 1048576) }')
+	expect_fail "error: not enough free disk for the test suite (tests/run): about 999999 GiB needed on the file system of $BUILD_DIR, $avail GiB free" \
+		"fix: free space there" "0 passed, 1 failed" -- env KFRAG_NEED_DISK_GIB=999999 tests/run no-such-test
+	expect_fail "not enough free disk for the benchmarks (make bench): about 999999 GiB" -- env KFRAG_NEED_DISK_GIB=999999 scripts/bench
+	expect_fail "not enough free disk for the demo (make demo): about 999999 GiB" -- env KFRAG_NEED_DISK_GIB=999999 scripts/demo
+	expect_fail "KFRAG_NEED_DISK_GIB=lots: not a number of GiB" -- env KFRAG_NEED_DISK_GIB=lots scripts/demo
+	# what there is passes
+	(. scripts/lib.sh && KFRAG_NEED_DISK_GIB=$avail need_disk 1 "a run that fits")
+}
+
 register vm-test-failure-reported t_vm_test_fails
 register vm-timeout t_vm_timeout
 register vm-kernel-crash-detected t_vm_kernel_crash
 register vm-bad-kernel t_vm_no_boot
 register vm-report-whole-under-console-noise t_vm_report_whole
 register check-log-patterns t_check_log
+register disk-space-checked-first t_disk_space
