@@ -40,14 +40,17 @@ log() { printf '>> %s\n' "$*" >&2; }
 # run ends as an unexplained failure of that step.
 need_disk() {
 	local want=${KFRAG_NEED_DISK_GIB:-$1} avail
-	[[ $want =~ ^[0-9]+$ ]] || die "KFRAG_NEED_DISK_GIB=$want: not a number of GiB" "fix: a whole number, or 0 to skip the check"
+	[[ $want =~ ^[0-9]{1,6}$ ]] || die "KFRAG_NEED_DISK_GIB=$want: not a number of GiB" "fix: a whole number up to 999999, or 0 to skip the check"
 	[ "$want" -gt 0 ] || return 0
-	mkdir -p "$BUILD_DIR"
-	avail=$(df -Pk "$BUILD_DIR" | awk 'NR == 2 { print int($4 / 1048576) }')
-	[[ $avail =~ ^[0-9]+$ ]] || die "could not read the free space of $BUILD_DIR (df -Pk)"
+	mkdir -p "$BUILD_DIR" || die "could not create BUILD_DIR=$BUILD_DIR (mkdir said why, above)"
+	# POSIX df: the fourth field of the second line is the space available
+	# to us, in KiB; a file system that does not say ("-") is an error
+	avail=$(df -Pk "$BUILD_DIR" | awk 'NR == 2 && $4 ~ /^[0-9]+$/ { print int($4 / 1048576) }')
+	[[ $avail =~ ^[0-9]+$ ]] || die "could not read the free space of $BUILD_DIR (df -Pk $BUILD_DIR)" \
+		"fix: KFRAG_NEED_DISK_GIB=0 skips this check"
 	[ "$avail" -ge "$want" ] ||
 		die "not enough free disk for $2: about $want GiB needed on the file system of $BUILD_DIR, $avail GiB free" \
-			"fix: free space there (old build trees; build/redtest/ keeps every run, the benchmarks' packet captures are most of it)," \
+			"fix: free space there (old build trees; build/redtest/ keeps every run and its packet capture)," \
 			"or point BUILD_DIR at a roomier file system (KFRAG_NEED_DISK_GIB=0 skips this check)"
 }
 

@@ -87,19 +87,66 @@ t_check_log() {
 	done
 }
 
+# disk_run KIB CMD...: CMD with a stub df on PATH that says KIB KiB are
+# free (an independent figure) and a stub make that says it was reached;
+# the output in $out
+disk_run() {
+	local kib=$1 stub=$SCRATCH/diskstub
+	shift
+	mkdir -p "$stub" "$BUILD_DIR"
+	printf '#!/bin/sh\necho "Filesystem 1024-blocks Used Available Capacity Mounted on"\necho "stub 104857600 1 %s 95%% /"\n' "$kib" > "$stub/df"
+	printf '#!/bin/sh\necho STUB-MAKE-REACHED; exit 97\n' > "$stub/make"
+	chmod +x "$stub/df" "$stub/make"
+	out=$(env -u KFRAG_NEED_DISK_GIB PATH="$stub:$PATH" timeout 120 "$@" 2>&1) || true
+}
+# disk_refused GIB FREE WHAT: $out is the refusal, and the first thing said
+disk_refused() {
+	local want="error: not enough free disk for $3: about $1 GiB needed on the file system of $BUILD_DIR, $2 GiB free"
+	if [ "$(head -n1 <<<"$out")" != "$want" ] || ! grep -q "fix: free space there" <<<"$out" ||
+		grep -q STUB-MAKE-REACHED <<<"$out"; then
+		echo "    expected, first: $want; got:"
+		sed 's/^/    | /' <<<"$out" | head -8
+		return 1
+	fi
+}
 t_disk_space() {
-	# a disk too full for the run stops it first, naming the cause and the
-	# fix, at each entry point that fills the disk; the free space it
-	# reports is the file system's
-	local avail
-	avail=$(df -Pk "$BUILD_DIR" | awk 'NR == 2 { print int($4 / 1048576) }')
-	expect_fail "error: not enough free disk for the test suite (tests/run): about 999999 GiB needed on the file system of $BUILD_DIR, $avail GiB free" \
-		"fix: free space there" "0 passed, 1 failed" -- env KFRAG_NEED_DISK_GIB=999999 tests/run no-such-test
-	expect_fail "not enough free disk for the benchmarks (make bench): about 999999 GiB" -- env KFRAG_NEED_DISK_GIB=999999 scripts/bench
-	expect_fail "not enough free disk for the demo (make demo): about 999999 GiB" -- env KFRAG_NEED_DISK_GIB=999999 scripts/demo
+	# every entry point that fills the disk checks, before anything else, that
+	# the file system of BUILD_DIR has its amount free, and names the cause
+	# and the fix; an entry point with enough goes on (to the stub make)
+	local out real fig
+	disk_run 5242880 tests/run
+	disk_refused 8 5 "the test suite (tests/run)"
+	grep -qx "0 passed, 1 failed" <<<"$out" || { echo "    tests/run refused without its summary line"; return 1; }
+	disk_run 5242880 tests/run no-such-test
+	grep -q "FAIL no-such-test (no such test" <<<"$out" && ! grep -q "not enough free disk" <<<"$out" ||
+		{ echo "    named tests (3 GiB) refused with 5 GiB free:"; sed 's/^/    | /' <<<"$out" | head -5; return 1; }
+	disk_run 5242880 scripts/bench
+	disk_refused 6 5 "the benchmarks (make bench)"
+	disk_run 5242880 scripts/demo
+	grep -q STUB-MAKE-REACHED <<<"$out" && ! grep -q "not enough free disk" <<<"$out" ||
+		{ echo "    the demo (4 GiB) did not go on with 5 GiB free:"; sed 's/^/    | /' <<<"$out" | head -5; return 1; }
+	disk_run 3145728 scripts/demo
+	disk_refused 4 3 "the demo (make demo)"
+	disk_run 3145728 scripts/faults
+	disk_refused 4 3 "the fault scenarios (make faults)"
+	disk_run 3145728 scripts/soak
+	disk_refused 4 3 "the soak (make soak)"
+	disk_run 5242880 scripts/acceptance
+	disk_refused 6 5 "the acceptance run (make acceptance)"
+	# a file system that does not say, and bad amounts
+	disk_run - scripts/demo
+	grep -q "could not read the free space of $BUILD_DIR" <<<"$out" ||
+		{ echo "    df's '-' not refused:"; sed 's/^/    | /' <<<"$out" | head -5; return 1; }
 	expect_fail "KFRAG_NEED_DISK_GIB=lots: not a number of GiB" -- env KFRAG_NEED_DISK_GIB=lots scripts/demo
-	# what there is passes
-	(. scripts/lib.sh && KFRAG_NEED_DISK_GIB=$avail need_disk 1 "a run that fits")
+	expect_fail "KFRAG_NEED_DISK_GIB=99999999999999999999: not a number of GiB" -- \
+		env KFRAG_NEED_DISK_GIB=99999999999999999999 scripts/demo
+	# the real df: the figure said is the file system's (statfs, +-1 GiB)
+	expect_fail "about 999999 GiB needed" -- env KFRAG_NEED_DISK_GIB=999999 scripts/demo
+	out=$(KFRAG_NEED_DISK_GIB=999999 scripts/demo 2>&1) || true
+	fig=$(sed -n 's/.* GiB needed on the file system of .*, \([0-9]*\) GiB free$/\1/p' <<<"$out")
+	real=$(stat -f -c '%a %S' "$BUILD_DIR" | awk '{ print int($1 * $2 / 1073741824) }')
+	[ -n "$fig" ] && [ $((fig - real)) -le 1 ] && [ $((real - fig)) -le 1 ] ||
+		{ echo "    said ${fig:-nothing} GiB free, statfs says $real"; return 1; }
 }
 
 register vm-test-failure-reported t_vm_test_fails
