@@ -45,7 +45,7 @@ need_disk() {
 	mkdir -p "$BUILD_DIR" || die "could not create BUILD_DIR=$BUILD_DIR (mkdir said why, above)"
 	# POSIX df: the fourth field of the second line is the space available
 	# to us, in KiB; a file system that does not say ("-") is an error
-	avail=$(df -Pk "$BUILD_DIR" | awk 'NR == 2 && $4 ~ /^[0-9]+$/ { print int($4 / 1048576) }')
+	avail=$(df -Pk "$BUILD_DIR" | awk 'NR == 2 && $4 ~ /^[0-9]+$/ { print int($4 / 1048576) }') || avail=
 	[[ $avail =~ ^[0-9]+$ ]] || die "could not read the free space of $BUILD_DIR (df -Pk $BUILD_DIR)" \
 		"fix: KFRAG_NEED_DISK_GIB=0 skips this check"
 	[ "$avail" -ge "$want" ] ||

@@ -87,33 +87,63 @@ t_check_log() {
 	done
 }
 
-# disk_run KIB CMD...: CMD with a stub df on PATH that says KIB KiB are
-# free (an independent figure) and a stub make that says it was reached;
-# the output in $out
+# disk_run KIB CMD...: CMD, with BUILD_DIR a scratch tree of sentinel files,
+# a stub make on PATH that says it was reached, and a stub df that says KIB
+# KiB are free on BUILD_DIR's file system (an independent figure; of any
+# other directory it knows nothing; KIB "fail": df fails; "real": the real
+# df); $out the output, $rc the exit status
 disk_run() {
 	local kib=$1 stub=$SCRATCH/diskstub
 	shift
-	mkdir -p "$stub" "$BUILD_DIR"
-	printf '#!/bin/sh\necho "Filesystem 1024-blocks Used Available Capacity Mounted on"\necho "stub 104857600 1 %s 95%% /"\n' "$kib" > "$stub/df"
+	db=$SCRATCH/diskdb
+	rm -rf "$stub" "$db"
+	mkdir -p "$stub" "$db/results" "$db/redtest/r"
+	for f in results/faults.tsv results/acceptance.tsv results/soak.tsv results/demo.tsv results/bench-nfs.tsv redtest/r/wire.pcap; do
+		echo sentinel > "$db/$f"
+	done
+	if [ "$kib" != real ]; then
+		cat > "$stub/df" <<-EOF
+		#!/bin/sh
+		[ "\$*" = "-Pk $db" ] || { echo "stub df: asked for \$*" >&2; exit 1; }
+		[ "$kib" != fail ] || { echo "df: $db: Stale file handle" >&2; exit 1; }
+		echo "Filesystem 1024-blocks Used Available Capacity Mounted on"
+		echo "stub 104857600 1 $kib 95% /"
+		EOF
+	fi
 	printf '#!/bin/sh\necho STUB-MAKE-REACHED; exit 97\n' > "$stub/make"
-	chmod +x "$stub/df" "$stub/make"
-	out=$(env -u KFRAG_NEED_DISK_GIB PATH="$stub:$PATH" timeout 120 "$@" 2>&1) || true
+	chmod +x "$stub/"*
+	rc=0
+	out=$(env -u KFRAG_NEED_DISK_GIB LC_ALL=C BUILD_DIR="$db" PATH="$stub:$PATH" timeout 120 "$@" 2>&1) || rc=$?
 }
-# disk_refused GIB FREE WHAT: $out is the refusal, and the first thing said
-disk_refused() {
-	local want="error: not enough free disk for $3: about $1 GiB needed on the file system of $BUILD_DIR, $2 GiB free"
-	if [ "$(head -n1 <<<"$out")" != "$want" ] || ! grep -q "fix: free space there" <<<"$out" ||
-		grep -q STUB-MAKE-REACHED <<<"$out"; then
-		echo "    expected, first: $want; got:"
+# disk_stopped FIRSTLINE: $out begins with FIRSTLINE (after what df itself
+# said) and names a fix, the run
+# exited 1, and nothing was done: make not reached, the sentinels untouched
+disk_stopped() {
+	local f
+	for f in results/faults.tsv results/acceptance.tsv results/soak.tsv results/demo.tsv results/bench-nfs.tsv redtest/r/wire.pcap; do
+		[ "$(cat "$db/$f" 2>/dev/null)" = sentinel ] || { echo "    $f changed before the disk check"; return 1; }
+	done
+	if [ "$(grep -v '^df: ' <<<"$out" | head -n1)" != "$1" ] || ! grep -q "fix: " <<<"$out" ||
+		grep -q STUB-MAKE-REACHED <<<"$out" || [ "$rc" != 1 ]; then
+		echo "    expected exit 1 and, first: $1; got exit $rc:"
 		sed 's/^/    | /' <<<"$out" | head -8
 		return 1
 	fi
+}
+# disk_refused GIB FREE WHAT
+disk_refused() {
+	disk_stopped "error: not enough free disk for $3: about $1 GiB needed on the file system of $db, $2 GiB free"
+}
+# disk_went_on: the entry point passed the check and reached the stub make
+disk_went_on() {
+	grep -q STUB-MAKE-REACHED <<<"$out" && ! grep -q "not enough free disk" <<<"$out" ||
+		{ echo "    expected to go on to make; got exit $rc:"; sed 's/^/    | /' <<<"$out" | head -5; return 1; }
 }
 t_disk_space() {
 	# every entry point that fills the disk checks, before anything else, that
 	# the file system of BUILD_DIR has its amount free, and names the cause
 	# and the fix; an entry point with enough goes on (to the stub make)
-	local out real fig
+	local out rc db real fig k
 	disk_run 5242880 tests/run
 	disk_refused 8 5 "the test suite (tests/run)"
 	grep -qx "0 passed, 1 failed" <<<"$out" || { echo "    tests/run refused without its summary line"; return 1; }
@@ -122,29 +152,34 @@ t_disk_space() {
 		{ echo "    named tests (3 GiB) refused with 5 GiB free:"; sed 's/^/    | /' <<<"$out" | head -5; return 1; }
 	disk_run 5242880 scripts/bench
 	disk_refused 6 5 "the benchmarks (make bench)"
-	disk_run 5242880 scripts/demo
-	grep -q STUB-MAKE-REACHED <<<"$out" && ! grep -q "not enough free disk" <<<"$out" ||
-		{ echo "    the demo (4 GiB) did not go on with 5 GiB free:"; sed 's/^/    | /' <<<"$out" | head -5; return 1; }
-	disk_run 3145728 scripts/demo
-	disk_refused 4 3 "the demo (make demo)"
 	disk_run 3145728 scripts/faults
 	disk_refused 4 3 "the fault scenarios (make faults)"
 	disk_run 3145728 scripts/soak
 	disk_refused 4 3 "the soak (make soak)"
 	disk_run 5242880 scripts/acceptance
 	disk_refused 6 5 "the acceptance run (make acceptance)"
-	# a file system that does not say, and bad amounts
-	disk_run - scripts/demo
-	grep -q "could not read the free space of $BUILD_DIR" <<<"$out" ||
-		{ echo "    df's '-' not refused:"; sed 's/^/    | /' <<<"$out" | head -5; return 1; }
-	expect_fail "KFRAG_NEED_DISK_GIB=lots: not a number of GiB" -- env KFRAG_NEED_DISK_GIB=lots scripts/demo
-	expect_fail "KFRAG_NEED_DISK_GIB=99999999999999999999: not a number of GiB" -- \
-		env KFRAG_NEED_DISK_GIB=99999999999999999999 scripts/demo
+	# the demo's 4 GiB, from both sides of the line (GiB of 2^20 KiB, floored)
+	disk_run 4194303 scripts/demo
+	disk_refused 4 3 "the demo (make demo)"
+	disk_run 4194304 scripts/demo
+	disk_went_on
+	# a df that fails or does not say, and bad amounts
+	for k in - fail; do
+		disk_run "$k" scripts/demo
+		disk_stopped "error: could not read the free space of $db (df -Pk $db)"
+	done
+	for k in lots 1000000 9999999999999999999 99999999999999999999; do
+		disk_run 5242880 env KFRAG_NEED_DISK_GIB=$k scripts/demo
+		disk_stopped "error: KFRAG_NEED_DISK_GIB=$k: not a number of GiB"
+	done
+	disk_run fail env KFRAG_NEED_DISK_GIB=0 scripts/demo
+	disk_went_on
 	# the real df: the figure said is the file system's (statfs, +-1 GiB)
-	expect_fail "about 999999 GiB needed" -- env KFRAG_NEED_DISK_GIB=999999 scripts/demo
-	out=$(KFRAG_NEED_DISK_GIB=999999 scripts/demo 2>&1) || true
+	disk_run real env KFRAG_NEED_DISK_GIB=999999 scripts/demo
+	real=$(stat -f -c '%a %S' "$db" | awk '{ print int($1 * $2 / 1073741824) }')
+	[ "$real" -lt 999999 ] || return 0
+	disk_refused 999999 "$(sed -n 's/.*, \([0-9]*\) GiB free$/\1/p' <<<"$out" | head -n1)" "the demo (make demo)"
 	fig=$(sed -n 's/.* GiB needed on the file system of .*, \([0-9]*\) GiB free$/\1/p' <<<"$out")
-	real=$(stat -f -c '%a %S' "$BUILD_DIR" | awk '{ print int($1 * $2 / 1073741824) }')
 	[ -n "$fig" ] && [ $((fig - real)) -le 1 ] && [ $((real - fig)) -le 1 ] ||
 		{ echo "    said ${fig:-nothing} GiB free, statfs says $real"; return 1; }
 }
