@@ -87,6 +87,8 @@ t_check_log() {
 	done
 }
 
+# the files a disk check must leave alone (disk_run writes, disk_stopped reads)
+disk_sentinels="results/faults.tsv results/acceptance.tsv results/soak.tsv results/demo.tsv results/bench-nfs.tsv redtest/r/wire.pcap"
 # disk_run KIB CMD...: CMD, with BUILD_DIR a scratch tree of sentinel files,
 # a stub make on PATH that says it was reached, and a stub df that says KIB
 # KiB are free on BUILD_DIR's file system (an independent figure; of any
@@ -98,7 +100,7 @@ disk_run() {
 	db=$SCRATCH/diskdb
 	rm -rf "$stub" "$db"
 	mkdir -p "$stub" "$db/results" "$db/redtest/r"
-	for f in results/faults.tsv results/acceptance.tsv results/soak.tsv results/demo.tsv results/bench-nfs.tsv redtest/r/wire.pcap; do
+	for f in $disk_sentinels; do
 		echo sentinel > "$db/$f"
 	done
 	if [ "$kib" != real ]; then
@@ -120,7 +122,7 @@ disk_run() {
 # exited 1, and nothing was done: make not reached, the sentinels untouched
 disk_stopped() {
 	local f
-	for f in results/faults.tsv results/acceptance.tsv results/soak.tsv results/demo.tsv results/bench-nfs.tsv redtest/r/wire.pcap; do
+	for f in $disk_sentinels; do
 		[ "$(cat "$db/$f" 2>/dev/null)" = sentinel ] || { echo "    $f changed before the disk check"; return 1; }
 	done
 	if [ "$(grep -v '^df: ' <<<"$out" | head -n1)" != "$1" ] || ! grep -q "fix: " <<<"$out" ||
@@ -178,8 +180,8 @@ t_disk_space() {
 	disk_run real env KFRAG_NEED_DISK_GIB=999999 scripts/demo
 	real=$(stat -f -c '%a %S' "$db" | awk '{ print int($1 * $2 / 1073741824) }')
 	[ "$real" -lt 999999 ] || return 0
-	disk_refused 999999 "$(sed -n 's/.*, \([0-9]*\) GiB free$/\1/p' <<<"$out" | head -n1)" "the demo (make demo)"
-	fig=$(sed -n 's/.* GiB needed on the file system of .*, \([0-9]*\) GiB free$/\1/p' <<<"$out")
+	fig=$(sed -n 's/.* GiB needed on the file system of .*, \([0-9]*\) GiB free$/\1/p' <<<"$out" | head -n1)
+	disk_refused 999999 "$fig" "the demo (make demo)"
 	[ -n "$fig" ] && [ $((fig - real)) -le 1 ] && [ $((real - fig)) -le 1 ] ||
 		{ echo "    said ${fig:-nothing} GiB free, statfs says $real"; return 1; }
 }
