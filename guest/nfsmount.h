@@ -71,6 +71,8 @@ static int kfrag_nfs_mount(char *err, size_t errlen)
 	const char *proto = getenv("KFRAG_PROTO"), *extra = getenv("KFRAG_MOUNTOPTS");
 	const char *mntport = getenv("KFRAG_MNTPORT"), *nfsport = getenv("KFRAG_NFSPORT");
 	const char *vers = getenv("KFRAG_NFSVERS"), *pseudo = getenv("KFRAG_PSEUDO");
+	/* the NFS service's address, where it is not the server's (a relay) */
+	const char *nfsaddr = getenv("KFRAG_NFSADDR");
 	char src[512], opts[1024], me[INET_ADDRSTRLEN];
 
 	if (!server || !*server)
@@ -85,6 +87,8 @@ static int kfrag_nfs_mount(char *err, size_t errlen)
 		vers = "3";
 	if (!pseudo || !*pseudo)
 		pseudo = "/export";
+	if (!nfsaddr || !*nfsaddr)
+		nfsaddr = server;
 	if (strcmp(vers, "3") && strcmp(vers, "4.0") && strcmp(vers, "4.1")) {
 		snprintf(err, errlen, "kfrag.nfsvers must be 3, 4.0 or 4.1, not %s", vers);
 		return 2;
@@ -109,13 +113,13 @@ static int kfrag_nfs_mount(char *err, size_t errlen)
 		snprintf(src, sizeof(src), "%s:%s", server, pseudo);
 		snprintf(opts, sizeof(opts),
 			 "vers=4,minorversion=%s,proto=tcp,addr=%s,port=%s,clientaddr=%s,hard%s%s",
-			 vers + 2, server, nfsport, me, *extra ? "," : "", extra);
+			 vers + 2, nfsaddr, nfsport, me, *extra ? "," : "", extra);
 	} else {
 		snprintf(src, sizeof(src), "%s:%s", server, export);
 		snprintf(opts, sizeof(opts),
 			 "vers=3,proto=%s,addr=%s,port=%s,mountaddr=%s,mountport=%s,mountproto=tcp,"
 			 "mountvers=3,nolock,hard%s%s",
-			 proto, server, nfsport, server, mntport, *extra ? "," : "", extra);
+			 proto, nfsaddr, nfsport, server, mntport, *extra ? "," : "", extra);
 	}
 	printf("KFRAG-KV: mount.src=%s\nKFRAG-KV: mount.opts=%s\n", src, opts);
 	fflush(stdout);

@@ -36,6 +36,13 @@
  *     once per write (chased= how many): a packet without fragment
  *     destructors queued right behind the write's, and then nothing more
  *     from the guest until the write returns (tests/t-50's virtio test)
+ *   KFRAG_TAP at:secs:unread|slow: a packet socket (ETH_P_ALL) opened at
+ *     `at` s for `secs` s, never read or read once a second, then read
+ *     and judged (guest/taphold.h: tap.* lines, and the writes that
+ *     returned in the windows before, during and after it)
+ *   KFRAG_RELAY 1: mount 127.0.0.1, where a relay that splices the
+ *     client's bytes to the server listens (guest/relay.h): the WRITE
+ *     data crosses a local receiver and goes on from its pipe
  *   KFRAG_ERRORS_OK 1: a failed write (EIO from a soft mount) is counted,
  *     its units may hold either generation, and the writer goes on
  * Host self-test (tests/t-54-disk-drain.sh):
@@ -116,6 +123,8 @@
 #include "dtortrace.h"
 #include "netem.h"
 #include "nfsmount.h"
+#include "relay.h"
+#include "taphold.h"
 
 #define MAXWRITERS 32
 #define MAXLAT 50000
@@ -135,12 +144,15 @@ struct writer_state {
 	volatile int last_errno, done, why;
 	volatile int drained; /* a write issued before the stop returned after it */
 	volatile int phase;   /* PH_*: what the writer is doing */
+	volatile uint64_t tapwin[3]; /* KFRAG_TAP: writes returned before, during, after */
 	uint32_t nlat;
 	uint32_t lat_us[MAXLAT];
 };
 
 static struct writer_state *ws;
 static volatile int *stop;        /* shared: KFRAG_SECS reached, no new write() */
+static struct taphold *tap;       /* shared: KFRAG_TAP, or NULL */
+static uint64_t run_t0;           /* the writers' run began */
 static uint64_t end_us;           /* when KFRAG_SECS is reached */
 static volatile uint32_t *gens;   /* [writer][unit] */
 static volatile uint8_t *unsure;  /* [writer][unit]: a write of gens+1 failed */
@@ -173,6 +185,12 @@ static uint64_t now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
+/* since the writers' run began (KFRAG_TAP's clock) */
+static uint64_t run_us(void)
+{
+	return now_us() - run_t0;
 }
 
 static void kv_error(const char *what)
@@ -269,6 +287,12 @@ static int do_write(int w, int fd, unsigned char *buf, uint32_t unit, uint32_t n
 	}
 	if (dt > (uint64_t)deadline * 1000000 && !s->hung_reported)
 		s->hung++;
+	if (tap) {
+		int win = taphold_window(tap, now_us() - run_t0);
+
+		if (win >= 0)
+			s->tapwin[win]++;
+	}
 	s->writes++;
 	s->bytes += len;
 	if (s->nlat < MAXLAT)
@@ -627,6 +651,40 @@ static pid_t chase_start(unsigned ms, volatile int *stopflag, unsigned long long
 	_exit(0);
 }
 
+/* KFRAG_TAP: the packet socket's child is done by SECS; its verdicts */
+static void tap_report(pid_t pid)
+{
+	uint64_t win[3] = { 0, 0, 0 };
+	unsigned w, i;
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) || tap->failed)
+		printf("KFRAG-KV: tap.error=%s\n", tap->failed ? tap->error : "the tap's child failed");
+	for (w = 0; w < nwriters; w++)
+		for (i = 0; i < 3; i++)
+			win[i] += ws[w].tapwin[i];
+	printf("KFRAG-KV: tap.nfsv3=%d\n", tap->nfsv3);
+	printf("KFRAG-KV: tap.mode=%s\nKFRAG-KV: tap.at=%u\nKFRAG-KV: tap.secs=%u\n"
+	       "KFRAG-KV: tap.open_ms=%llu\nKFRAG-KV: tap.close_ms=%llu\n"
+	       "KFRAG-KV: tap.writes_before=%llu\nKFRAG-KV: tap.writes_during=%llu\n"
+	       "KFRAG-KV: tap.writes_after=%llu\nKFRAG-KV: tap.frames=%llu\n"
+	       "KFRAG-KV: tap.nfs_frames=%llu\nKFRAG-KV: tap.write_calls=%llu\n"
+	       "KFRAG-KV: tap.poisoned=%llu\nKFRAG-KV: tap.units_ok=%llu\n"
+	       "KFRAG-KV: tap.units_wrong=%llu\nKFRAG-KV: tap.stamps_ok=%llu\n"
+	       "KFRAG-KV: tap.stamps_bad=%llu\nKFRAG-KV: tap.truncated=%llu\n"
+	       "KFRAG-KV: tap.pkt_packets=%llu\nKFRAG-KV: tap.pkt_drops=%llu\n",
+	       tap->mode == TAP_UNREAD ? "unread" : "slow", tap->at, tap->secs,
+	       (unsigned long long)tap->open_us / 1000, (unsigned long long)tap->close_us / 1000,
+	       (unsigned long long)win[0], (unsigned long long)win[1], (unsigned long long)win[2],
+	       (unsigned long long)tap->frames, (unsigned long long)tap->nfs_frames,
+	       (unsigned long long)tap->write_calls, (unsigned long long)tap->poisoned,
+	       (unsigned long long)tap->units_ok, (unsigned long long)tap->units_wrong,
+	       (unsigned long long)tap->stamps_ok, (unsigned long long)tap->stamps_bad,
+	       (unsigned long long)tap->truncated, (unsigned long long)tap->pkt_packets,
+	       (unsigned long long)tap->pkt_drops);
+	fflush(stdout);
+}
+
 int main(void)
 {
 	struct netem_spec ns;
@@ -641,7 +699,9 @@ int main(void)
 	unsigned long long busy0, total0, busy1, total1, ctxt0, ctxt1;
 	uint32_t *lat;
 	int rc, tracing, unexpected = 0;
-	pid_t pids[MAXWRITERS], kmsg_pid, chase_pid;
+	pid_t pids[MAXWRITERS], kmsg_pid, chase_pid, tap_pid = 0, relay_pid = 0;
+	struct relaystat *relay = NULL;
+	struct taphold tapspec;
 	unsigned long long *kmsg_lines, *chased;
 	int wstatus[MAXWRITERS] = { 0 };
 	/* ended: reaped, wstatus holds how; ours: we sent it SIGKILL (1 KILL_AT, 2 the drain) */
@@ -663,6 +723,17 @@ int main(void)
 	}
 	gap_ms = env_num("KFRAG_GAP_MS", 0);
 	seed = env_num("KFRAG_SEED", 1);
+	if (taphold_parse(env_str("KFRAG_TAP", "0"), &tapspec)) {
+		kv_error("kfrag.tap must be AT:SECS:unread|slow (SECS > 0)");
+		return 2;
+	}
+	if (tapspec.mode != TAP_OFF && (tapspec.at + tapspec.secs > secs || *env_str("KFRAG_DIR", ""))) {
+		kv_error("kfrag.tap: the socket must close by kfrag.secs (AT + SECS <= secs), and "
+			 "needs the guest's network (no kfrag.dir)");
+		return 2;
+	}
+	tapspec.nfsport = env_num("KFRAG_NFSPORT", 2049);
+	tapspec.nfsv3 = !strcmp(env_str("KFRAG_NFSVERS", "3"), "3");
 	cycles = env_num("KFRAG_CYCLES", 0);
 	if (*env_str("KFRAG_DIR", "")) {
 		mntdir = getenv("KFRAG_DIR");
@@ -721,6 +792,25 @@ int main(void)
 			fclose(ff);
 	}
 	tracing = hostdir ? -1 : dtortrace_start();
+	if (env_num("KFRAG_RELAY", 0)) {
+		char port[16];
+
+		relay = mmap(NULL, sizeof(*relay), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (hostdir || relay == MAP_FAILED) {
+			kv_error("kfrag.relay needs the guest's network (no kfrag.dir) and memory");
+			return 2;
+		}
+		memset(relay, 0, sizeof(*relay));
+		relay_pid = relay_start(env_str("KFRAG_SERVER", "10.0.2.2"),
+					env_num("KFRAG_NFSPORT", 2049), relay);
+		if (relay_pid < 0) {
+			kv_error(relay->error);
+			return 4;
+		}
+		snprintf(port, sizeof(port), "%u", KFRAG_RELAY_PORT);
+		setenv("KFRAG_NFSADDR", "127.0.0.1", 1);
+		setenv("KFRAG_NFSPORT", port, 1);
+	}
 	for (w = 0; w < cycles; w++) {
 		rc = do_mount();
 		if (rc)
@@ -752,8 +842,15 @@ int main(void)
 	kmsg_lines = mmap(NULL, 2 * sizeof(*kmsg_lines), PROT_READ | PROT_WRITE,
 			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	chased = kmsg_lines + 1;
+	if (tapspec.mode != TAP_OFF) {
+		tap = mmap(NULL, sizeof(*tap), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (tap == MAP_FAILED)
+			tap = NULL;
+		else
+			*tap = tapspec;
+	}
 	if (ws == MAP_FAILED || gens == MAP_FAILED || unsure == MAP_FAILED || stop == MAP_FAILED ||
-	    kmsg_lines == MAP_FAILED) {
+	    kmsg_lines == MAP_FAILED || (tapspec.mode != TAP_OFF && !tap)) {
 		kv_error("mmap failed");
 		return 5;
 	}
@@ -762,6 +859,7 @@ int main(void)
 	cpu_sample(&busy0, &total0, &ctxt0);
 	KFRAG_INSN_START(1);
 	t0 = now_us();
+	run_t0 = t0;
 	end_us = t0 + (uint64_t)secs * 1000000;
 	fflush(stdout);
 	kmsg_pid = kmsg_start(env_num("KFRAG_KMSG_MS", 0), stop, kmsg_lines);
@@ -770,6 +868,15 @@ int main(void)
 	chase_pid = chase_start(env_num("KFRAG_CHASE_MS", 0), stop, chased);
 	if (chase_pid < 0)
 		return 5;
+	if (tap) {
+		tap_pid = fork();
+		if (tap_pid == 0)
+			taphold_child(tap, run_us);
+		if (tap_pid < 0) {
+			kv_error("kfrag.tap: fork failed");
+			return 5;
+		}
+	}
 	for (w = 0; w < nwriters; w++) {
 		pids[w] = fork();
 		if (pids[w] == 0)
@@ -866,6 +973,18 @@ int main(void)
 	}
 	*stop = 1;
 	drain_end = now_us();
+	/*
+	 * the loop may end (every writer killed and reaped) inside a
+	 * blackhole: lift it, or the RPCs the killed writers left behind
+	 * would be sent into it until the VM ends, and the accounting would
+	 * count them as live
+	 */
+	if (bh_state == 1) {
+		if (netem_setup("eth0", &ns, err, sizeof(err)))
+			printf("KFRAG-KV: blackhole.error=%s\n", err);
+		bh_state = 2;
+		printf("KFRAG-KV: blackhole_lifted_early=1\n");
+	}
 	if (kmsg_pid > 0) {
 		int st;
 
@@ -880,6 +999,8 @@ int main(void)
 			printf("KFRAG-KV: chase.error=the datagram sender failed\n");
 		printf("KFRAG-KV: chased=%llu\n", *chased);
 	}
+	if (tap_pid > 0)
+		tap_report(tap_pid);
 	drain_ms = stopped && drain_end > end_us ? (drain_end - end_us) / 1000 : 0;
 	wall = drain_end - t0;
 	KFRAG_INSN_STOP(1);
@@ -1030,6 +1151,13 @@ int main(void)
 	t0 = now_us();
 	dtortrace_report(tracing);
 	printf("KFRAG-KV: dtor.report_secs=%.1f\n", (now_us() - t0) / 1e6);
+	if (relay) {
+		kill(-relay_pid, SIGKILL);
+		printf("KFRAG-KV: relay.conns=%llu\nKFRAG-KV: relay.spliced=%llu\n"
+		       "KFRAG-KV: relay.copied=%llu\n", relay->conns, relay->spliced, relay->copied);
+		if (relay->failed)
+			printf("KFRAG-KV: relay.error=%s\n", relay->error);
+	}
 	kmemleak_report();
 	if (writers_failed || started < nwriters) {
 		char e[400];

@@ -136,6 +136,40 @@ run_judge() {
 	return 0
 }
 
+# tap_judge VARIANT GUESTKV: why a run with a packet tap (scripts/redtest
+# TAP=AT:SECS:MODE, guest/taphold.h) fails what VARIANT must show there,
+# one reason a line; nothing if it passes. Every variant: the tap read
+# frames of the NFS traffic, and the writes that returned while it was
+# open are at least 90 % of those in the window of the same length before
+# it (a tap must not hold the writers; vanilla meets this). Vanilla must
+# show that the tap was handed the writers' own pages: what it read late
+# holds a reused buffer (poisoned frames, units that are not the WRITE's,
+# torn stamps). Every other variant must show none of that, and, over
+# NFSv3, WRITE data the tap could judge (units_ok > 0). A count that is
+# missing or not a number is a reason too.
+tap_judge() {
+	local v=$1 g=$2 k n
+	declare -A c
+	for k in writes_before writes_during nfs_frames poisoned units_ok units_wrong stamps_bad; do
+		n=$(kv "tap.$k" "$g")
+		if [[ $n =~ ^[0-9]+$ ]]; then c[$k]=$n; else echo "no tap.$k count in $g"; return 0; fi
+	done
+	[ -z "$(kv tap.error "$g")" ] || echo "the tap failed: $(kv tap.error "$g")"
+	[ "${c[nfs_frames]}" -gt 0 ] || echo "the tap read no frame of the NFS traffic"
+	[ "${c[writes_before]}" -gt 0 ] || echo "no write returned before the tap was opened"
+	[ $((c[writes_during] * 10)) -ge $((c[writes_before] * 9)) ] ||
+		echo "${c[writes_during]} writes returned while the tap was open, < 90 % of the ${c[writes_before]} before"
+	local reused=$((c[poisoned] + c[units_wrong] + c[stamps_bad]))
+	if [ "$v" = vanilla ]; then
+		[ $reused -gt 0 ] || echo "vanilla's tap showed no reused buffer: it read nothing late enough to tell"
+		return 0
+	fi
+	[ $reused = 0 ] || echo "the tap read a reused buffer: ${c[poisoned]} poisoned frames, ${c[units_wrong]} wrong units, ${c[stamps_bad]} torn stamps"
+	[ "$(kv tap.nfsv3 "$g")" != 1 ] || [ "${c[units_ok]}" -gt 0 ] ||
+		echo "the tap judged no NFSv3 WRITE data (units_ok=0)"
+	return 0
+}
+
 # wire_covers GUESTKV WIREKV: why the capture cannot vouch for the run
 # (nothing if it can): the on-wire oracle must have parsed at least the
 # WRITE data the guest says it wrote (each WRITE's first transmission

@@ -463,3 +463,61 @@ t_fault_kill() {
 		"$(kvget dtor.inits "$R/guest.kv") destructors, each destroyed once"
 }
 register fault-kill-series t_fault_kill
+
+# A holder the network does not bound: a packet socket (ETH_P_ALL) opened
+# on the guest 6 s into the writers' run and not read for 6 s, as a
+# stopped capture tool, then read and judged (guest/taphold.h). Vanilla
+# hands the tap the writers' own pages: what it reads late is a reused
+# buffer, and the writers go on. The series must let them go on too (the
+# writes of the window with the tap >= 90 % of the window before:
+# lib.sh tap_judge) and hand the tap the data as written, with the wire
+# and the disk clean and every destructor destroyed.
+t_tap_unread() {
+	local v why g
+	for v in vanilla series; do
+		TAP=6:6:unread VM_SMP=2 SECS=18 KERNEL=$(kernel_of $v) REDTEST_RUN=test-tap-unread-$v \
+			scripts/redtest $v clean tcp >/dev/null
+		R=$BUILD_DIR/redtest/test-tap-unread-$v g=$R/guest.kv
+		echo "$v: writes $(kvget tap.writes_before "$g") before the tap, $(kvget tap.writes_during "$g") while" \
+			"unread, $(kvget tap.writes_after "$g") after; the tap read $(kvget tap.nfs_frames "$g") NFS frames:" \
+			"$(kvget tap.units_ok "$g") units as written, $(kvget tap.units_wrong "$g") not the WRITE's," \
+			"$(kvget tap.poisoned "$g") poisoned; slowest write $(kvget lat_max_ms "$g") ms"
+		why=$(. scripts/lib.sh && tap_judge $v "$g")
+		[ -z "$why" ] || { echo "$why" | sed 's/^/    /'; return 1; }
+		[ $v = series ] || continue
+		want poisoned 0 "$R/wire.kv"
+		want corrupted 0 "$R/disk.kv"
+		want hung_writes 0 "$g"
+		dtor_series_ok
+	done
+}
+register tap-unread-vanilla-reused-series-copies t_tap_unread
+
+# A local receiver that splices: the guest mounts 127.0.0.1, where a relay
+# (guest/relay.h) splices the client's bytes from its socket through a
+# pipe on to the server, over the default profile's lossy link. The WRITE
+# data is delivered to the relay over loopback, and its pages go on to
+# the relay's own TCP connection, whose retransmissions the host's wire
+# oracle judges. Vanilla hands the relay the writers' pages; without
+# copies at local delivery the series hands it pages whose destructor has
+# run (splice takes plain page references): both poison the wire. The
+# series must not, nor corrupt the disk, nor hang a write.
+t_relay_splice() {
+	local v p
+	for v in vanilla series; do
+		RELAY=1 VM_SMP=2 SECS=15 KERNEL=$(kernel_of $v) REDTEST_RUN=test-relay-$v \
+			scripts/redtest $v default tcp >/dev/null
+		R=$BUILD_DIR/redtest/test-relay-$v
+		[ "$(kvget relay.spliced "$R/guest.kv")" -gt 0 ] ||
+			{ echo "    $v: the relay spliced nothing"; grep '^relay\|^mount\.' "$R/guest.kv" | sed 's/^/    | /'; return 1; }
+		p=$(kvget poisoned "$R/wire.kv")
+		echo "$v: $(kvget writes "$R/guest.kv") writes through the relay ($(kvget relay.spliced "$R/guest.kv") bytes" \
+			"spliced), $p poisoned transmissions, $(kvget corrupted "$R/disk.kv") corrupted blocks"
+		if [ $v = vanilla ]; then
+			[ "${p:-0}" -gt 0 ] || { echo "    vanilla's relay put no reused buffer on the wire: the run shows nothing"; return 1; }
+			continue
+		fi
+		series_clean_under_load
+	done
+}
+register relay-splice-vanilla-poisons-series-clean t_relay_splice
