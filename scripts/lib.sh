@@ -150,11 +150,14 @@ run_judge() {
 tap_judge() {
 	local v=$1 g=$2 k n
 	declare -A c
-	for k in writes_before writes_during nfs_frames poisoned units_ok units_wrong stamps_bad; do
+	for k in writes_before writes_during nfs_frames poisoned units_ok units_wrong stamps_bad nfsv3 open_ms at; do
 		n=$(kv "tap.$k" "$g")
 		if [[ $n =~ ^[0-9]+$ ]]; then c[$k]=$n; else echo "no tap.$k count in $g"; return 0; fi
 	done
 	[ -z "$(kv tap.error "$g")" ] || echo "the tap failed: $(kv tap.error "$g")"
+	# the windows are counted from AT: the socket must have opened then
+	[ $((c[open_ms] - c[at] * 1000)) -le 500 ] ||
+		echo "the tap opened at ${c[open_ms]} ms, more than 0.5 s after its window began"
 	[ "${c[nfs_frames]}" -gt 0 ] || echo "the tap read no frame of the NFS traffic"
 	[ "${c[writes_before]}" -gt 0 ] || echo "no write returned before the tap was opened"
 	[ $((c[writes_during] * 10)) -ge $((c[writes_before] * 9)) ] ||
@@ -165,7 +168,7 @@ tap_judge() {
 		return 0
 	fi
 	[ $reused = 0 ] || echo "the tap read a reused buffer: ${c[poisoned]} poisoned frames, ${c[units_wrong]} wrong units, ${c[stamps_bad]} torn stamps"
-	[ "$(kv tap.nfsv3 "$g")" != 1 ] || [ "${c[units_ok]}" -gt 0 ] ||
+	[ "${c[nfsv3]}" != 1 ] || [ "${c[units_ok]}" -gt 0 ] ||
 		echo "the tap judged no NFSv3 WRITE data (units_ok=0)"
 	return 0
 }
