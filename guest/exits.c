@@ -33,6 +33,11 @@
  *   heal_write_ms  the link healed, a new 4 KiB write + fsync on the
  *                  mount: how long it took (-1: not within kfrag.wait_s)
  *   umount_ms      umount of the mount (-1: not within kfrag.wait_s)
+ * kfrag.tap_hold=1: before the scenario, open a packet socket for every
+ * protocol (ETH_P_ALL, 4 MiB receive buffer) and never read it, as a
+ * stopped capture tool: it holds what it captured for the whole run
+ * (tap_hold.packets= how many frames it was handed, tap_hold.drops= how
+ * many it dropped, full).
  * Exit 0 when every step finished in time, 1 otherwise (the KV lines say
  * which); 2/3/4 bad arguments, netem, mount.
  */
@@ -49,6 +54,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <sys/socket.h>
 
 #include "netem.h"
 #include "nfsmount.h"
@@ -372,6 +382,8 @@ static int umount_f(void)
 	return heal_and_umount(wait_ms, ok, uf_ms >= 0 && uf_errno == 0);
 }
 
+static int tap = -1; /* kfrag.tap_hold: the unread packet socket */
+
 int main(void)
 {
 	const char *scenario = getenv("KFRAG_SCENARIO");
@@ -382,10 +394,29 @@ int main(void)
 		printf("KFRAG-KV: exits.error=kfrag.scenario must be symlink-kill or umount-f\n");
 		return 2;
 	}
+	if (env_num("KFRAG_TAP_HOLD", 0)) {
+		int size = 4 << 20;
+
+		tap = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+		if (tap < 0 || setsockopt(tap, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size))) {
+			printf("KFRAG-KV: exits.error=kfrag.tap_hold: packet socket: %s\n", strerror(errno));
+			return 2;
+		}
+	}
 	rc = kfrag_nfs_mount(err, sizeof(err));
 	if (rc) {
 		printf("KFRAG-KV: exits.error=%s\n", err);
 		return rc;
 	}
-	return strcmp(scenario, "umount-f") ? symlink_kill() : umount_f();
+	rc = strcmp(scenario, "umount-f") ? symlink_kill() : umount_f();
+	if (tap >= 0) {
+		struct tpacket_stats st;
+		socklen_t sl = sizeof(st);
+
+		if (!getsockopt(tap, SOL_PACKET, PACKET_STATISTICS, &st, &sl))
+			printf("KFRAG-KV: tap_hold.packets=%u\nKFRAG-KV: tap_hold.drops=%u\n",
+			       st.tp_packets, st.tp_drops);
+		fflush(stdout);
+	}
+	return rc;
 }
