@@ -663,7 +663,6 @@ static void tap_report(pid_t pid)
 	for (w = 0; w < nwriters; w++)
 		for (i = 0; i < 3; i++)
 			win[i] += ws[w].tapwin[i];
-	printf("KFRAG-KV: tap.nfsv3=%d\n", tap->nfsv3);
 	printf("KFRAG-KV: tap.mode=%s\nKFRAG-KV: tap.at=%u\nKFRAG-KV: tap.secs=%u\n"
 	       "KFRAG-KV: tap.open_ms=%llu\nKFRAG-KV: tap.close_ms=%llu\n"
 	       "KFRAG-KV: tap.writes_before=%llu\nKFRAG-KV: tap.writes_during=%llu\n"
@@ -733,7 +732,7 @@ int main(void)
 		return 2;
 	}
 	tapspec.nfsport = env_num("KFRAG_NFSPORT", 2049);
-	tapspec.nfsv3 = !strcmp(env_str("KFRAG_NFSVERS", "3"), "3");
+	tapspec.nfsv4 = env_str("KFRAG_NFSVERS", "3")[0] == '4';
 	cycles = env_num("KFRAG_CYCLES", 0);
 	if (*env_str("KFRAG_DIR", "")) {
 		mntdir = getenv("KFRAG_DIR");

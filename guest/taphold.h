@@ -3,7 +3,8 @@
  *
  * KFRAG_TAP=AT:SECS:MODE: AT seconds into the writers' run a child opens
  * an AF_PACKET socket for every protocol (ETH_P_ALL), as a capture tool
- * that reads with recv() does, with a 4 MiB receive buffer, and keeps it
+ * that reads with recv() does, with a 4 MiB receive buffer (SO_RCVBUFFORCE:
+ * 8 MiB of skb truesize, as the kernel doubles it), and keeps it
  * open for SECS seconds:
  *   unread  never reads it (a stopped tcpdump, a monitor behind on its
  *           backlog): its receive queue keeps the first frames it got
@@ -13,9 +14,10 @@
  * frame it read that the guest sent to the NFS server's port is judged:
  *   - the poison pattern (common/stamp.h: the writer's buffer after
  *     write() returned) anywhere in it: poisoned;
- *   - NFSv3 WRITE calls that start in the frame: each 4 KiB unit of their
- *     data must be the stamped unit of the call's offset (units_ok), not
- *     poison, another unit or torn (units_wrong);
+ *   - WRITE calls that start in the frame (NFSv3 WRITE; NFSv4 COMPOUND of
+ *     [SEQUENCE,] PUTFH, WRITE): each 4 KiB unit of their data must be
+ *     the stamped unit of the call's offset (units_ok), not poison,
+ *     another unit or torn (units_wrong);
  *   - every stamp anywhere in the frame must be whole and match its body
  *     (stamps_ok, stamps_bad).
  * A tap handed the writer's own pages (vanilla v3.1: the clone shares
@@ -47,7 +49,7 @@ enum { TAP_OFF, TAP_UNREAD, TAP_SLOW };
 struct taphold {
 	unsigned at, secs, mode;
 	uint16_t nfsport;
-	int nfsv3; /* WRITE calls can be parsed: NFSv3 */
+	int nfsv4; /* the mount's NFS version is 4.x: COMPOUNDs */
 	/* written by the tap's child */
 	volatile uint64_t open_us, close_us; /* relative to the run's start */
 	volatile uint64_t frames, nfs_frames, write_calls, poisoned;
@@ -98,19 +100,23 @@ static inline size_t taphold_opaque(const unsigned char *p, size_t left)
 
 	if (left < 4)
 		return 0;
-	n = 4 + ((taphold_be32(p) + 3) & ~3u);
+	n = 4 + (((size_t)taphold_be32(p) + 3) & ~(size_t)3);
 	return n <= left ? n : 0;
 }
 
 /*
- * An NFSv3 WRITE call starting at p (its XID): the data's offset in the
- * frame and the file offset; 0 if p is not one, or it is cut short.
+ * A WRITE call starting at p (its XID): NFSv3 WRITE, or (v4) a COMPOUND
+ * whose ops up to its WRITE are SEQUENCE and PUTFH. Gives the data's
+ * offset in the frame, the file offset and the data's length; 0 if p is
+ * not one, or it is cut short.
  */
-static inline int taphold_v3_write(const unsigned char *p, size_t left, size_t *data,
-				   uint64_t *off, uint32_t *len)
+static inline int taphold_write_call(const unsigned char *p, size_t left, int v4,
+				     size_t *data, uint64_t *off, uint32_t *len)
 {
-	static const uint32_t call[5] = { 0, 2, 100003, 3, 7 }; /* CALL, RPC v2, NFS v3 WRITE */
+	/* CALL, RPC v2, NFS, v3 WRITE (7) or v4 COMPOUND (1) */
+	const uint32_t call[5] = { 0, 2, 100003, v4 ? 4 : 3, v4 ? 1 : 7 };
 	size_t q = 24, n;
+	uint32_t ops, op;
 	int i;
 
 	if (left < 24)
@@ -118,23 +124,53 @@ static inline int taphold_v3_write(const unsigned char *p, size_t left, size_t *
 	for (i = 0; i < 5; i++)
 		if (taphold_be32(p + 4 + 4 * i) != call[i])
 			return 0;
-	for (i = 0; i < 3; i++) { /* credential, verifier: flavour, body; the file handle */
-		if (i < 2) {
-			if (left < q + 4)
-				return 0;
-			q += 4;
-		}
+	for (i = 0; i < 2; i++) { /* credential, verifier: flavour, body */
+		if (left < q + 4)
+			return 0;
+		q += 4;
 		n = taphold_opaque(p + q, left - q);
 		if (!n)
 			return 0;
 		q += n;
 	}
-	if (left < q + 20)
+	if (!v4) { /* file handle, offset, count, stable, data */
+		n = taphold_opaque(p + q, left - q);
+		if (!n || left < q + n + 20)
+			return 0;
+		q += n;
+		*off = (uint64_t)taphold_be32(p + q) << 32 | taphold_be32(p + q + 4);
+		*len = taphold_be32(p + q + 16);
+		*data = q + 20;
+		return 1;
+	}
+	n = taphold_opaque(p + q, left - q); /* tag */
+	if (!n || left < q + n + 8)
 		return 0;
-	*off = (uint64_t)taphold_be32(p + q) << 32 | taphold_be32(p + q + 4);
-	*len = taphold_be32(p + q + 16); /* after count and stable: the data's length */
-	*data = q + 20;
-	return 1;
+	q += n + 4; /* minorversion */
+	for (ops = taphold_be32(p + q), q += 4; ops; ops--) {
+		if (left < q + 4)
+			return 0;
+		op = taphold_be32(p + q);
+		q += 4;
+		if (op == 53) { /* SEQUENCE: sessionid, seqid, slotid, highest, cachethis */
+			q += 32;
+		} else if (op == 22) { /* PUTFH */
+			n = left > q ? taphold_opaque(p + q, left - q) : 0;
+			if (!n)
+				return 0;
+			q += n;
+		} else if (op == 38) { /* WRITE: stateid, offset, stable, data */
+			if (left < q + 32)
+				return 0;
+			*off = (uint64_t)taphold_be32(p + q + 16) << 32 | taphold_be32(p + q + 20);
+			*len = taphold_be32(p + q + 28);
+			*data = q + 32;
+			return 1;
+		} else {
+			return 0;
+		}
+	}
+	return 0;
 }
 
 static inline int taphold_has_poison(const unsigned char *p, size_t len)
@@ -172,9 +208,9 @@ static inline void taphold_judge(struct taphold *t, const unsigned char *p, size
 		else
 			t->stamps_bad++;
 	}
-	/* NFSv3 WRITE calls in the frame: the units where the offset says */
-	for (i = 0; t->nfsv3 && i + 24 <= len; i++) {
-		if (!taphold_v3_write(p + i, len - i, &data, &off, &dlen))
+	/* WRITE calls in the frame: the units where the offset says */
+	for (i = 0; i + 24 <= len; i++) {
+		if (!taphold_write_call(p + i, len - i, t->nfsv4, &data, &off, &dlen))
 			continue;
 		t->write_calls++;
 		data += i;
@@ -190,7 +226,7 @@ static inline void taphold_judge(struct taphold *t, const unsigned char *p, size
 			else
 				t->units_wrong++;
 		}
-		i = data - 1; /* the next call starts after this one's header */
+		i = data - 1; /* the next call's XID is not inside this header */
 	}
 }
 

@@ -472,17 +472,26 @@ register fault-kill-series t_fault_kill
 # writes of the window with the tap >= 90 % of the window before:
 # lib.sh tap_judge) and hand the tap the data as written, with the wire
 # and the disk clean and every destructor destroyed.
+# Windows of 6 s on a shared host vary by about 10 % (seen: 0.96-1.15 on
+# vanilla): a run whose only failure is the 90 % rule with no write slower
+# than 1 s (no hold) is run once more, and the test says so. A kernel
+# that holds the writers fails both (3 writes in 6 s, the slowest 6 s).
 t_tap_unread() {
-	local v why g
+	local v why g try
 	for v in vanilla series; do
-		TAP=6:6:unread VM_SMP=2 SECS=18 KERNEL=$(kernel_of $v) REDTEST_RUN=test-tap-unread-$v \
-			scripts/redtest $v clean tcp >/dev/null
-		R=$BUILD_DIR/redtest/test-tap-unread-$v g=$R/guest.kv
-		echo "$v: writes $(kvget tap.writes_before "$g") before the tap, $(kvget tap.writes_during "$g") while" \
-			"unread, $(kvget tap.writes_after "$g") after; the tap read $(kvget tap.nfs_frames "$g") NFS frames:" \
-			"$(kvget tap.units_ok "$g") units as written, $(kvget tap.units_wrong "$g") not the WRITE's," \
-			"$(kvget tap.poisoned "$g") poisoned; slowest write $(kvget lat_max_ms "$g") ms"
-		why=$(. scripts/lib.sh && tap_judge $v "$g")
+		for try in 1 2; do
+			TAP=6:6:unread VM_SMP=2 SECS=18 KERNEL=$(kernel_of $v) REDTEST_RUN=test-tap-unread-$v \
+				scripts/redtest $v clean tcp >/dev/null
+			R=$BUILD_DIR/redtest/test-tap-unread-$v g=$R/guest.kv
+			echo "$v, run $try: writes $(kvget tap.writes_before "$g") before the tap, $(kvget tap.writes_during "$g")" \
+				"while unread, $(kvget tap.writes_after "$g") after; the tap read $(kvget tap.nfs_frames "$g") NFS" \
+				"frames: $(kvget tap.units_ok "$g") units as written, $(kvget tap.units_wrong "$g") not the" \
+				"WRITE's, $(kvget tap.poisoned "$g") poisoned; slowest write $(kvget lat_max_ms "$g") ms"
+			why=$(. scripts/lib.sh && tap_judge $v "$g")
+			[ $try = 1 ] && [ "$(grep -vc '< 90 % of' <<<"$why")" = 0 ] && [ -n "$why" ] &&
+				awk -v m="$(kvget lat_max_ms "$g")" 'BEGIN { exit !(m < 1000) }' || break
+			note "$v: run twice (the first missed the 90 % rule without a slow write)"
+		done
 		[ -z "$why" ] || { echo "$why" | sed 's/^/    /'; return 1; }
 		[ $v = series ] || continue
 		want poisoned 0 "$R/wire.kv"
