@@ -33,11 +33,13 @@
  *   heal_write_ms  the link healed, a new 4 KiB write + fsync on the
  *                  mount: how long it took (-1: not within kfrag.wait_s)
  *   umount_ms      umount of the mount (-1: not within kfrag.wait_s)
- * kfrag.tap_hold=1: before the scenario, open a packet socket for every
- * protocol (ETH_P_ALL, 4 MiB receive buffer) and never read it, as a
- * stopped capture tool: it holds what it captured for the whole run
- * (tap_hold.packets= how many frames it was handed, tap_hold.drops= how
- * many it dropped, full).
+ * kfrag.tap_hold=1: 300 ms before the link drops, open a packet socket for
+ * every protocol (ETH_P_ALL, a 32 MiB receive buffer) and never read it,
+ * as a stopped capture tool: it holds the last frames sent before the
+ * loss (netem drops later ones before a tap sees them), among them the
+ * stuck calls' data, through the SIGKILL or umount -f. At that moment
+ * tap_hold.packets= how many frames it holds, tap_hold.drops= how many it
+ * dropped (0: it held all it was handed; scripts/exits asks for both).
  * Exit 0 when every step finished in time, 1 otherwise (the KV lines say
  * which); 2/3/4 bad arguments, netem, mount.
  */
@@ -62,6 +64,41 @@
 
 #include "netem.h"
 #include "nfsmount.h"
+
+static unsigned long env_num(const char *name, unsigned long def);
+
+static int tap = -1; /* kfrag.tap_hold: the unread packet socket */
+
+/* the scenario's run until the link drops; kfrag.tap_hold opens the tap */
+static int run_until_loss(unsigned run_s)
+{
+	int size = 32 << 20;
+
+	if (!env_num("KFRAG_TAP_HOLD", 0)) {
+		sleep(run_s);
+		return 0;
+	}
+	usleep(run_s * 1000000 - 300000);
+	tap = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	if (tap < 0 || setsockopt(tap, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size))) {
+		printf("KFRAG-KV: exits.error=kfrag.tap_hold: packet socket: %s\n", strerror(errno));
+		return -1;
+	}
+	usleep(300000);
+	return 0;
+}
+
+/* what the tap holds, said when the SIGKILL or umount -f comes */
+static void tap_hold_report(void)
+{
+	struct tpacket_stats st;
+	socklen_t sl = sizeof(st);
+
+	if (tap >= 0 && !getsockopt(tap, SOL_PACKET, PACKET_STATISTICS, &st, &sl))
+		printf("KFRAG-KV: tap_hold.packets=%u\nKFRAG-KV: tap_hold.drops=%u\n",
+		       st.tp_packets, st.tp_drops);
+	fflush(stdout);
+}
 
 static long long now_ms(void)
 {
@@ -163,7 +200,10 @@ static int symlink_kill(void)
 	}
 	if (pid < 0)
 		return 2;
-	sleep(run_s);
+	if (run_until_loss(run_s)) {
+		kill(pid, SIGKILL);
+		return 2;
+	}
 	netem_parse("loss=100", &hole, err, sizeof(err));
 	if (netem_setup("eth0", &hole, err, sizeof(err))) {
 		printf("KFRAG-KV: exits.error=%s\n", err);
@@ -174,7 +214,7 @@ static int symlink_kill(void)
 	fflush(stdout);
 	sleep(kill_after);
 	printf("KFRAG-KV: calls=%llu\n", *count);
-	fflush(stdout);
+	tap_hold_report();
 	t_kill = now_ms();
 	kill(pid, SIGKILL);
 	exit_ms = reap_within(pid, t_kill, wait_ms, &status);
@@ -337,7 +377,11 @@ static int umount_f(void)
 		if (pid[i] < 0)
 			return 2;
 	}
-	sleep(run_s);
+	if (run_until_loss(run_s)) {
+		for (i = 0; i < writers; i++)
+			kill(pid[i], SIGKILL);
+		return 2;
+	}
 	netem_parse("loss=100", &hole, err, sizeof(err));
 	if (netem_setup("eth0", &hole, err, sizeof(err))) {
 		printf("KFRAG-KV: exits.error=%s\n", err);
@@ -350,7 +394,7 @@ static int umount_f(void)
 	sleep(kill_after);
 	printf("KFRAG-KV: calls=%llu\nKFRAG-KV: failed_before_umount_f=%llu\n"
 	       "KFRAG-KV: nfs_tx_queue=%lld\n", count[0], count[1], nfs_tx_queue());
-	fflush(stdout);
+	tap_hold_report();
 	t0 = now_ms();
 	uf = fork();
 	if (uf == 0)
@@ -382,8 +426,6 @@ static int umount_f(void)
 	return heal_and_umount(wait_ms, ok, uf_ms >= 0 && uf_errno == 0);
 }
 
-static int tap = -1; /* kfrag.tap_hold: the unread packet socket */
-
 int main(void)
 {
 	const char *scenario = getenv("KFRAG_SCENARIO");
@@ -394,29 +436,10 @@ int main(void)
 		printf("KFRAG-KV: exits.error=kfrag.scenario must be symlink-kill or umount-f\n");
 		return 2;
 	}
-	if (env_num("KFRAG_TAP_HOLD", 0)) {
-		int size = 4 << 20;
-
-		tap = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-		if (tap < 0 || setsockopt(tap, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size))) {
-			printf("KFRAG-KV: exits.error=kfrag.tap_hold: packet socket: %s\n", strerror(errno));
-			return 2;
-		}
-	}
 	rc = kfrag_nfs_mount(err, sizeof(err));
 	if (rc) {
 		printf("KFRAG-KV: exits.error=%s\n", err);
 		return rc;
 	}
-	rc = strcmp(scenario, "umount-f") ? symlink_kill() : umount_f();
-	if (tap >= 0) {
-		struct tpacket_stats st;
-		socklen_t sl = sizeof(st);
-
-		if (!getsockopt(tap, SOL_PACKET, PACKET_STATISTICS, &st, &sl))
-			printf("KFRAG-KV: tap_hold.packets=%u\nKFRAG-KV: tap_hold.drops=%u\n",
-			       st.tp_packets, st.tp_drops);
-		fflush(stdout);
-	}
-	return rc;
+	return strcmp(scenario, "umount-f") ? symlink_kill() : umount_f();
 }

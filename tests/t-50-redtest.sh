@@ -465,32 +465,34 @@ t_fault_kill() {
 register fault-kill-series t_fault_kill
 
 # A holder the network does not bound: a packet socket (ETH_P_ALL) opened
-# on the guest 6 s into the writers' run and not read for 6 s, as a
-# stopped capture tool, then read and judged (guest/taphold.h). Vanilla
-# hands the tap the writers' own pages: what it reads late is a reused
-# buffer, and the writers go on. The series must let them go on too (the
-# writes of the window with the tap >= 90 % of the window before:
-# lib.sh tap_judge) and hand the tap the data as written, with the wire
-# and the disk clean and every destructor destroyed.
-# Windows of 6 s on a shared host vary by about 10 % (seen: 0.96-1.15 on
-# vanilla): a run whose only failure is the 90 % rule with no write slower
-# than 1 s (no hold) is run once more, and the test says so. A kernel
-# that holds the writers fails both (3 writes in 6 s, the slowest 6 s).
-t_tap_unread() {
-	local v why g try
+# on the guest 10 s into the writers' run for 6 s, never read (a stopped
+# capture tool) or read a frame a second (one far behind), then read and
+# judged (guest/taphold.h). Vanilla hands the tap the writers' own pages:
+# what it reads late is a reused buffer. The series must hand it the data
+# as written, and not hold the writers, not even briefly (lib.sh
+# tap_judge: the writes while the tap is open >= 90 % of the windows
+# before and after it, no write begun then slower than twice the slowest
+# before + 100 ms), with the wire and the disk clean and every
+# destructor destroyed. Without 0049-0053 the series made 2-4 writes in
+# the window, the slowest 6 s. The 90 % rule alone is noisy under TCG on
+# a shared host: a run whose only miss is that rule runs once more, and
+# the test says so.
+# t_tap MODE: unread, or slow (a reader that reads a frame a second).
+t_tap() {
+	local mode=$1 v why g try
 	for v in vanilla series; do
 		for try in 1 2; do
-			TAP=6:6:unread VM_SMP=2 SECS=18 KERNEL=$(kernel_of $v) REDTEST_RUN=test-tap-unread-$v \
+			TAP=10:6:$mode VM_SMP=2 SECS=22 KERNEL=$(kernel_of $v) REDTEST_RUN=test-tap-$mode-$v-$try \
 				scripts/redtest $v clean tcp >/dev/null
-			R=$BUILD_DIR/redtest/test-tap-unread-$v g=$R/guest.kv
+			R=$BUILD_DIR/redtest/test-tap-$mode-$v-$try g=$R/guest.kv
 			echo "$v, run $try: writes $(kvget tap.writes_before "$g") before the tap, $(kvget tap.writes_during "$g")" \
-				"while unread, $(kvget tap.writes_after "$g") after; the tap read $(kvget tap.nfs_frames "$g") NFS" \
+				"while open, $(kvget tap.writes_after "$g") after; the tap read $(kvget tap.nfs_frames "$g") NFS" \
 				"frames: $(kvget tap.units_ok "$g") units as written, $(kvget tap.units_wrong "$g") not the" \
-				"WRITE's, $(kvget tap.poisoned "$g") poisoned; slowest write $(kvget lat_max_ms "$g") ms"
+				"WRITE's, $(kvget tap.poisoned "$g") poisoned; slowest write $(kvget tap.lat_max_before_ms "$g")" \
+				"ms before, $(kvget tap.lat_max_during_ms "$g") ms while $mode"
 			why=$(. scripts/lib.sh && tap_judge $v "$g")
-			[ $try = 1 ] && [ "$(grep -vc '< 90 % of' <<<"$why")" = 0 ] && [ -n "$why" ] &&
-				awk -v m="$(kvget lat_max_ms "$g")" 'BEGIN { exit !(m < 1000) }' || break
-			note "$v: run twice (the first missed the 90 % rule without a slow write)"
+			[ $try = 1 ] && [ -n "$why" ] && [ "$(grep -vc '< 90 % of' <<<"$why")" = 0 ] || break
+			note "$v: run twice (the first missed only the 90 % rule)"
 		done
 		[ -z "$why" ] || { echo "$why" | sed 's/^/    /'; return 1; }
 		[ $v = series ] || continue
@@ -500,7 +502,10 @@ t_tap_unread() {
 		dtor_series_ok
 	done
 }
+t_tap_unread() { t_tap unread; }
+t_tap_slow() { t_tap slow; }
 register tap-unread-vanilla-reused-series-copies t_tap_unread
+register tap-slow-vanilla-reused-series-copies t_tap_slow
 
 # A local receiver that splices: the guest mounts 127.0.0.1, where a relay
 # (guest/relay.h) splices the client's bytes from its socket through a
