@@ -199,6 +199,43 @@ t_wire_covers() {
 register runner-unknown-test t_runner_unknown
 register wire-covers-guest-writes t_wire_covers
 register run-judge t_run_judge
+
+# tap_judge (lib.sh; tests tap-*, faults' tap scenarios): a tap run's
+# counts with a known answer. A base series run that passes, then one
+# count changed at a time; each must be refused with its reason.
+tapjudged() { # tapjudged PATTERN VARIANT [KEY=VALUE...]: tap_judge's output matches PATTERN
+	local want=$1 v=$2 out k
+	shift 2
+	printf '%s\n' tap.writes_before=1000 tap.writes_during=950 tap.writes_after=1100 \
+		tap.nfs_frames=300 tap.poisoned=0 tap.units_ok=200 tap.units_wrong=0 tap.stamps_bad=0 \
+		tap.open_ms=10004 tap.at=10 tap.lat_max_before_ms=40 tap.lat_max_during_ms=60 > "$SCRATCH/tap.kv"
+	for k; do echo "tap.$k" >> "$SCRATCH/tap.kv"; done # kv takes the last of a key
+	out=$(. scripts/lib.sh && tap_judge "$v" "$SCRATCH/tap.kv")
+	# shellcheck disable=SC2053 # a glob pattern
+	[[ $out == $want ]] || { echo "    $v $*: tap_judge said '$out', expected '$want'"; return 1; }
+}
+t_tap_judge() {
+	tapjudged '' series
+	tapjudged '' series writes_during=900 writes_after=990   # 90 % of the smaller window
+	tapjudged '*< 90 % of*' series writes_during=3             # held: a hole in the window
+	tapjudged '*< 90 % of*' series writes_during=899 writes_after=2000
+	tapjudged '*a write took 6015 ms*' series lat_max_during_ms=6015 # a brief hold, rate kept
+	tapjudged '' series lat_max_during_ms=180                 # 2 x 40 + 100
+	tapjudged '*a write took 181 ms*' series lat_max_during_ms=181
+	tapjudged '*reused buffer*' series units_wrong=1
+	tapjudged '*reused buffer*' series poisoned=2
+	tapjudged '*reused buffer*' series stamps_bad=1
+	tapjudged '*judged no WRITE data*' series units_ok=0  # a tap handed nothing of the writes
+	tapjudged '*read no frame*' series nfs_frames=0
+	tapjudged '*more than 0.5 s after*' series open_ms=10600
+	tapjudged 'no tap.writes_after count*' series writes_after=
+	tapjudged 'no tap.lat_max_during_ms count*' series lat_max_during_ms=x
+	tapjudged 'the tap failed: socket*' series error=socket
+	# vanilla: the control of the reuse, not of the rate
+	tapjudged '*showed no reused buffer*' vanilla
+	tapjudged '' vanilla units_wrong=30 writes_during=3 lat_max_during_ms=6000
+}
+register tap-judge t_tap_judge
 register dtor-verdict t_dtor_verdict
 register kmemleak-count-required t_kmemleak_ok
 register dtor-ok t_dtor_ok
