@@ -388,6 +388,33 @@ static void rpc_debug_quiet(void)
 	}
 }
 
+/* NFS volumes the kernel still has (/proc/fs/nfsfs/volumes, less its header) */
+static int nfs_volumes(void)
+{
+	char line[512];
+	int n = -1;
+	FILE *f = fopen("/proc/fs/nfsfs/volumes", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n++;
+	fclose(f);
+	return n;
+}
+
+static void nfs_volumes_wait(unsigned ms)
+{
+	uint64_t t0 = now_us();
+	int n;
+
+	while ((n = nfs_volumes()) > 0 && now_us() - t0 < (uint64_t)ms * 1000)
+		usleep(100000);
+	printf("KFRAG-KV: nfs.volumes_left=%d\nKFRAG-KV: nfs.volumes_wait_ms=%llu\n", n,
+	       (unsigned long long)(now_us() - t0) / 1000);
+	fflush(stdout);
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -1157,6 +1184,17 @@ int main(void)
 	}
 	if (!hostdir && !stuck && rc)
 		printf("KFRAG-KV: umount.error=%s\n", strerror(errno));
+	/*
+	 * umount() returns before the superblock goes while RPCs of killed
+	 * writers still run (a hard mount's async WRITEs: v3.1 keeps the
+	 * superblock active for their open contexts), e.g. in an NFSv4.1
+	 * state recovery after a server restart. Their destructors are live
+	 * calls, not leaks: after a kill or umount -f the accounting waits
+	 * for the last NFS volume to go, up to 30 s, and says how long it
+	 * took or that one is left.
+	 */
+	if (!hostdir && !rc && (killed || umount_f_done))
+		nfs_volumes_wait(30000);
 	/* the destructor accounting: after the drain and the umount, never before */
 	t0 = now_us();
 	dtortrace_report(tracing);
