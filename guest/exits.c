@@ -78,7 +78,7 @@ static int run_until_loss(unsigned run_s)
 		sleep(run_s);
 		return 0;
 	}
-	usleep(run_s * 1000000 - 300000);
+	usleep(run_s > 0 ? run_s * 1000000 - 300000 : 0);
 	tap = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
 	if (tap < 0 || setsockopt(tap, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size))) {
 		printf("KFRAG-KV: exits.error=kfrag.tap_hold: packet socket: %s\n", strerror(errno));

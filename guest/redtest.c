@@ -293,8 +293,16 @@ static int do_write(int w, int fd, unsigned char *buf, uint32_t unit, uint32_t n
 
 		if (win >= 0)
 			s->tapwin[win]++;
-		/* its latency counts where it began: a write held past the window too */
-		win = taphold_window(tap, t0 - run_t0);
+		/*
+		 * its latency counts where it began, so that a write held past
+		 * the window counts; one begun before the tap opened and
+		 * returned after counts as during: it was in flight meanwhile
+		 */
+		int began = taphold_window(tap, t0 - run_t0);
+
+		if (began == 0 && win != 0)
+			began = 1;
+		win = began;
 		if (win >= 0 && dt > s->tapwin_max_us[win])
 			s->tapwin_max_us[win] = dt;
 	}

@@ -78,14 +78,23 @@ static inline int taphold_parse(const char *spec, struct taphold *t)
 	return 0;
 }
 
-/* the window (0 before, 1 during, 2 after) of a write that returned at t_us */
+/*
+ * The window (0 before, 1 during, 2 after) of a write that returned at
+ * t_us, -1 for none: before is [AT - SECS, AT), during [AT, AT + SECS),
+ * after SECS seconds from when the tap's child closed the socket (it
+ * reads what is left first, up to a second or two: a write returning
+ * meanwhile counts nowhere).
+ */
 static inline int taphold_window(const struct taphold *t, uint64_t t_us)
 {
 	uint64_t at = (uint64_t)t->at * 1000000, len = (uint64_t)t->secs * 1000000;
+	uint64_t closed = t->close_us;
 
-	if (t->mode == TAP_OFF || t_us + len < at || t_us >= at + 2 * len)
+	if (t->mode == TAP_OFF || t_us + len < at)
 		return -1;
-	return t_us < at ? 0 : t_us < at + len ? 1 : 2;
+	if (t_us < at + len)
+		return t_us < at ? 0 : 1;
+	return closed && t_us >= closed && t_us < closed + len ? 2 : -1;
 }
 
 static inline uint32_t taphold_be32(const unsigned char *p)

@@ -154,10 +154,12 @@ run_judge() {
 #    slowest begun before, + 100 ms.
 # Vanilla is not held to those two: its own tap costs it 0-18 % of its
 # writes in these windows (it clones every frame for the tap), and it is
-# the control of the reuse, not of the rate. A count that is missing or
-# not a number is a reason too.
+# the control of the reuse, not of the rate. With a third word, reuse,
+# only the reuse rules apply (a lossy link or a fault in the window: the
+# writers' rate and latency are the link's then). A count that is missing
+# or not a number is a reason too.
 tap_judge() {
-	local v=$1 g=$2 k n
+	local v=$1 g=$2 only=${3:-} k n
 	declare -A c
 	for k in writes_before writes_during writes_after nfs_frames poisoned units_ok units_wrong stamps_bad open_ms at \
 		lat_max_before_ms lat_max_during_ms; do
@@ -175,13 +177,14 @@ tap_judge() {
 		[ $reused -gt 0 ] || echo "vanilla's tap showed no reused buffer: it read nothing late enough to tell"
 		return 0
 	fi
+	[ $reused = 0 ] || echo "the tap read a reused buffer: ${c[poisoned]} poisoned frames, ${c[units_wrong]} wrong units, ${c[stamps_bad]} torn stamps"
+	[ "${c[units_ok]}" -gt 0 ] || echo "the tap judged no WRITE data (units_ok=0)"
+	[ "$only" != reuse ] || return 0
 	local ref=$((c[writes_before] < c[writes_after] ? c[writes_before] : c[writes_after]))
 	[ $((c[writes_during] * 10)) -ge $((ref * 9)) ] ||
 		echo "${c[writes_during]} writes returned while the tap was open, < 90 % of the ${c[writes_before]} before or the ${c[writes_after]} after"
 	[ "${c[lat_max_during_ms]}" -le $((2 * c[lat_max_before_ms] + 100)) ] ||
 		echo "a write took ${c[lat_max_during_ms]} ms while the tap was open (slowest before: ${c[lat_max_before_ms]} ms)"
-	[ $reused = 0 ] || echo "the tap read a reused buffer: ${c[poisoned]} poisoned frames, ${c[units_wrong]} wrong units, ${c[stamps_bad]} torn stamps"
-	[ "${c[units_ok]}" -gt 0 ] || echo "the tap judged no WRITE data (units_ok=0)"
 	return 0
 }
 

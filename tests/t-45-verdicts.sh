@@ -209,19 +209,28 @@ tapjudged() { # tapjudged PATTERN VARIANT [KEY=VALUE...]: tap_judge's output mat
 	printf '%s\n' tap.writes_before=1000 tap.writes_during=950 tap.writes_after=1100 \
 		tap.nfs_frames=300 tap.poisoned=0 tap.units_ok=200 tap.units_wrong=0 tap.stamps_bad=0 \
 		tap.open_ms=10004 tap.at=10 tap.lat_max_before_ms=40 tap.lat_max_during_ms=60 > "$SCRATCH/tap.kv"
-	for k; do echo "tap.$k" >> "$SCRATCH/tap.kv"; done # kv takes the last of a key
-	out=$(. scripts/lib.sh && tap_judge "$v" "$SCRATCH/tap.kv")
+	local only=
+	for k; do
+		if [ "$k" = reuse ]; then only=reuse; else echo "tap.$k" >> "$SCRATCH/tap.kv"; fi # kv takes the last of a key
+	done
+	out=$(. scripts/lib.sh && tap_judge "$v" "$SCRATCH/tap.kv" $only)
 	# shellcheck disable=SC2053 # a glob pattern
 	[[ $out == $want ]] || { echo "    $v $*: tap_judge said '$out', expected '$want'"; return 1; }
 }
 t_tap_judge() {
 	tapjudged '' series
-	tapjudged '' series writes_during=900 writes_after=990   # 90 % of the smaller window
+	tapjudged '' series writes_during=850 writes_after=900   # 90 % of the smaller window (after)
 	tapjudged '*< 90 % of*' series writes_during=3             # held: a hole in the window
 	tapjudged '*< 90 % of*' series writes_during=899 writes_after=2000
 	tapjudged '*a write took 6015 ms*' series lat_max_during_ms=6015 # a brief hold, rate kept
 	tapjudged '' series lat_max_during_ms=180                 # 2 x 40 + 100
 	tapjudged '*a write took 181 ms*' series lat_max_during_ms=181
+	tapjudged '' series lat_max_before_ms=100 lat_max_during_ms=300
+	tapjudged 'a write took 301 ms while the tap was open (slowest before: 100 ms)' series \
+		lat_max_before_ms=100 lat_max_during_ms=301
+	# reuse: the reuse rules only (a lossy link, a fault in the window)
+	tapjudged '' series lat_max_during_ms=6015 writes_during=3 reuse
+	tapjudged '*reused buffer*' series units_wrong=1 reuse
 	tapjudged '*reused buffer*' series units_wrong=1
 	tapjudged '*reused buffer*' series poisoned=2
 	tapjudged '*reused buffer*' series stamps_bad=1

@@ -482,7 +482,7 @@ t_tap() {
 	local mode=$1 v why g try
 	for v in vanilla series; do
 		for try in 1 2; do
-			TAP=10:6:$mode VM_SMP=2 SECS=22 KERNEL=$(kernel_of $v) REDTEST_RUN=test-tap-$mode-$v-$try \
+			TAP=10:6:$mode VM_SMP=2 SECS=24 KERNEL=$(kernel_of $v) REDTEST_RUN=test-tap-$mode-$v-$try \
 				scripts/redtest $v clean tcp >/dev/null
 			R=$BUILD_DIR/redtest/test-tap-$mode-$v-$try g=$R/guest.kv
 			echo "$v, run $try: writes $(kvget tap.writes_before "$g") before the tap, $(kvget tap.writes_during "$g")" \
