@@ -57,48 +57,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <arpa/inet.h>
-#include <linux/if_ether.h>
-#include <linux/if_packet.h>
-#include <sys/socket.h>
-
 #include "netem.h"
 #include "nfsmount.h"
-
-static unsigned long env_num(const char *name, unsigned long def);
-
-static int tap = -1; /* kfrag.tap_hold: the unread packet socket */
-
-/* the scenario's run until the link drops; kfrag.tap_hold opens the tap */
-static int run_until_loss(unsigned run_s)
-{
-	int size = 32 << 20;
-
-	if (!env_num("KFRAG_TAP_HOLD", 0)) {
-		sleep(run_s);
-		return 0;
-	}
-	usleep(run_s > 0 ? run_s * 1000000 - 300000 : 0);
-	tap = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-	if (tap < 0 || setsockopt(tap, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size))) {
-		printf("KFRAG-KV: exits.error=kfrag.tap_hold: packet socket: %s\n", strerror(errno));
-		return -1;
-	}
-	usleep(300000);
-	return 0;
-}
-
-/* what the tap holds, said when the SIGKILL or umount -f comes */
-static void tap_hold_report(void)
-{
-	struct tpacket_stats st;
-	socklen_t sl = sizeof(st);
-
-	if (tap >= 0 && !getsockopt(tap, SOL_PACKET, PACKET_STATISTICS, &st, &sl))
-		printf("KFRAG-KV: tap_hold.packets=%u\nKFRAG-KV: tap_hold.drops=%u\n",
-		       st.tp_packets, st.tp_drops);
-	fflush(stdout);
-}
+#include "taphold.h"
 
 static long long now_ms(void)
 {
@@ -113,6 +74,38 @@ static unsigned long env_num(const char *name, unsigned long def)
 	const char *v = getenv(name);
 
 	return v && *v ? strtoul(v, NULL, 0) : def;
+}
+
+static int tap = -1; /* kfrag.tap_hold: the unread packet socket */
+
+/* the scenario's run until the link drops; kfrag.tap_hold opens the tap */
+static int run_until_loss(unsigned run_s)
+{
+	const char *what;
+
+	if (!env_num("KFRAG_TAP_HOLD", 0)) {
+		sleep(run_s);
+		return 0;
+	}
+	usleep(run_s > 0 ? run_s * 1000000 - 300000 : 0);
+	tap = taphold_socket(32 << 20, &what);
+	if (tap < 0) {
+		printf("KFRAG-KV: exits.error=kfrag.tap_hold: %s: %s\n", what, strerror(errno));
+		return -1;
+	}
+	usleep(300000);
+	return 0;
+}
+
+/* what the tap holds, said when the SIGKILL or umount -f comes */
+static void tap_hold_report(void)
+{
+	uint64_t packets, drops;
+
+	if (tap >= 0 && !taphold_stats(tap, &packets, &drops))
+		printf("KFRAG-KV: tap_hold.packets=%llu\nKFRAG-KV: tap_hold.drops=%llu\n",
+		       (unsigned long long)packets, (unsigned long long)drops);
+	fflush(stdout);
 }
 
 /* Reap pid within wait_ms: the ms it took, or -1 (the child is left). */

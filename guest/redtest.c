@@ -289,22 +289,21 @@ static int do_write(int w, int fd, unsigned char *buf, uint32_t unit, uint32_t n
 	if (dt > (uint64_t)deadline * 1000000 && !s->hung_reported)
 		s->hung++;
 	if (tap) {
-		int win = taphold_window(tap, now_us() - run_t0);
-
-		if (win >= 0)
-			s->tapwin[win]++;
 		/*
-		 * its latency counts where it began, so that a write held past
-		 * the window counts; one begun before the tap opened and
-		 * returned after counts as during: it was in flight meanwhile
+		 * counted where it returned; its latency where it began, so
+		 * that a write held past the window counts, and one begun
+		 * before the tap opened and returned after counts as during:
+		 * it was in flight meanwhile
 		 */
+		int ended = taphold_window(tap, run_us());
 		int began = taphold_window(tap, t0 - run_t0);
 
-		if (began == 0 && win != 0)
+		if (ended >= 0)
+			s->tapwin[ended]++;
+		if (began == 0 && ended != 0)
 			began = 1;
-		win = began;
-		if (win >= 0 && dt > s->tapwin_max_us[win])
-			s->tapwin_max_us[win] = dt;
+		if (began >= 0 && dt > s->tapwin_max_us[began])
+			s->tapwin_max_us[began] = dt;
 	}
 	s->writes++;
 	s->bytes += len;

@@ -266,14 +266,12 @@ static inline void taphold_fail(struct taphold *t, const char *what)
 	t->failed = 1;
 }
 
-/* read one frame (block: wait for it) and judge it; 0 none was there */
-static inline int taphold_read(struct taphold *t, int fd, unsigned char *buf, size_t size,
-			       int block)
+/* read one frame, if one is queued, and judge it; 0 none was there */
+static inline int taphold_read(struct taphold *t, int fd, unsigned char *buf, size_t size)
 {
 	struct sockaddr_ll from;
 	socklen_t fl = sizeof(from);
-	ssize_t n = recvfrom(fd, buf, size, MSG_TRUNC | (block ? 0 : MSG_DONTWAIT),
-			     (struct sockaddr *)&from, &fl);
+	ssize_t n = recvfrom(fd, buf, size, MSG_TRUNC | MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
 
 	if (n < 0)
 		return 0;
@@ -286,26 +284,58 @@ static inline int taphold_read(struct taphold *t, int fd, unsigned char *buf, si
 }
 
 /*
+ * A packet socket for every protocol with a receive buffer of `bytes`
+ * (SO_RCVBUFFORCE: root; the kernel counts twice that of skb truesize),
+ * as a capture tool opens it; -1 with errno set, *what saying which call.
+ */
+static inline int taphold_socket(int bytes, const char **what)
+{
+	int fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+
+	*what = "socket(AF_PACKET)";
+	if (fd < 0)
+		return -1;
+	*what = "SO_RCVBUFFORCE";
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof(bytes))) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* the socket's PACKET_STATISTICS: frames handed to it, and dropped; -1 */
+static inline int taphold_stats(int fd, uint64_t *packets, uint64_t *drops)
+{
+	struct tpacket_stats st;
+	socklen_t sl = sizeof(st);
+
+	if (getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl))
+		return -1;
+	*packets = st.tp_packets;
+	*drops = st.tp_drops;
+	return 0;
+}
+
+/*
  * The tap's child: run_us() gives the time since the writers' run began.
  * Exits 0, or 1 with t->error set.
  */
 static inline void taphold_child(struct taphold *t, uint64_t (*run_us)(void))
 {
 	static unsigned char buf[65536 + 256];
-	struct tpacket_stats st;
-	socklen_t sl = sizeof(st);
 	uint64_t at = (uint64_t)t->at * 1000000, end = at + (uint64_t)t->secs * 1000000, now;
-	int fd, size = 4 << 20;
+	uint64_t packets, drops;
+	const char *what;
+	int fd;
 
 	while ((now = run_us()) < at)
 		usleep(at - now < 100000 ? at - now : 100000);
-	fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	fd = taphold_socket(4 << 20, &what);
 	if (fd < 0) {
-		taphold_fail(t, "socket(AF_PACKET)");
-		_exit(1);
-	}
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size))) {
-		taphold_fail(t, "SO_RCVBUFFORCE");
+		taphold_fail(t, what);
 		_exit(1);
 	}
 	t->open_us = run_us();
@@ -313,15 +343,15 @@ static inline void taphold_child(struct taphold *t, uint64_t (*run_us)(void))
 		uint64_t next = now + 1000000 < end ? now + 1000000 : end;
 
 		if (t->mode == TAP_SLOW)
-			taphold_read(t, fd, buf, sizeof(buf), 0);
+			taphold_read(t, fd, buf, sizeof(buf));
 		while ((now = run_us()) < next)
 			usleep(next - now < 100000 ? next - now : 100000);
 	}
-	while (taphold_read(t, fd, buf, sizeof(buf), 0))
+	while (taphold_read(t, fd, buf, sizeof(buf)))
 		;
-	if (!getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl)) {
-		t->pkt_packets = st.tp_packets;
-		t->pkt_drops = st.tp_drops;
+	if (!taphold_stats(fd, &packets, &drops)) {
+		t->pkt_packets = packets;
+		t->pkt_drops = drops;
 	}
 	close(fd);
 	t->close_us = run_us();
