@@ -59,7 +59,7 @@ need_disk() {
 kv() { sed -n "s/^$1=//p" "$2" | tail -n1; }
 # The destructors column of a red-test run's row (scripts/redtest computes
 # it with dtor_verdict): "N=N", "BAD:...", "absent" or "off".
-destructors_of() { sed -n 2p "$1/row.tsv" | cut -f16; }
+destructors_of() { col destructors "$1/row.tsv"; }
 
 # dtor_verdict GUESTKV ZEROCOPY: the one verdict on the series' destructor
 # accounting (guest/dtortrace.h), printed as the row's destructors column.
@@ -107,33 +107,97 @@ dtor_ok() {
 	esac
 }
 
-# run_judge VARIANT RUNDIR: why a red-test run (scripts/redtest's RUNDIR)
-# fails what VARIANT must show there, one reason a line; nothing if it
-# passes. Vanilla must show the bug on the wire (poisoned > 0); the series
-# must have been exposed to the same link (> 100 writes; retransmissions,
-# TCP or RPC, happened) and show no poisoned transmission, no corrupted
-# block, no hung write, balanced destructors. A count that is missing or
-# not a number is a reason too, never a zero.
-run_judge() {
-	local v=$1 r=$2 k f n
+# col NAME TSV: the value of column NAME (by its header, the first line) in
+# the last line of TSV (a red-test run's row.tsv: scripts/redtest writes
+# the header). Fails, printing nothing, if TSV has no such column.
+col() {
+	awk -F'\t' -v n="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i; next }
+		c { v = $c } END { if (!c) exit 2; print v }' "$2"
+}
+
+# judge VARIANT RUNDIR [DEMAND...]: the one verdict on a red-test run
+# (scripts/redtest's RUNDIR): why it fails, one reason a line; nothing if
+# it passes. The row's columns are read by their header names.
+# The common rule, for every caller:
+#   - the row is there, and writes, poisoned, corrupted, hung, rpc_retrans,
+#     tcp_retrans and vcpus are numbers (a missing count is a reason, never
+#     a zero);
+#   - the guest's kmemleak report is clean but for vanilla v3.1's known
+#     leaks (kmemleak_ok);
+#   - every variant but vanilla, the control: no poisoned transmission, no
+#     corrupted block, no hung write, and its destructor column is what
+#     the variant must show (dtor_ok: N=N on the series).
+# DEMANDs, what a caller asks beyond it (judge_as keeps each caller's):
+#   writes=N   at least N writes             } every variant but vanilla:
+#   retrans=N  at least N retransmissions,   } the run exposed it
+#              TCP segments and RPC calls    }
+#   volumes    no NFS volume was left after a kill or umount -f
+#   untraced   the destructor column may be "off" (DTORTRACE=0)
+#   vcpus=N    the guest had N vCPUs online
+#   bug        vanilla poisoned the wire: the link reproduced the bug
+#   tap, tap=reuse   the packet tap's rules (tap_judge)
+judge() {
+	local v=$1 r=$2 row=$2/row.tsv k n d untraced="" dt
+	shift 2
+	[ -s "$row" ] || { echo "no row in $r (scripts/redtest did not finish the run)"; return 0; }
 	declare -A c
-	for k in writes:guest hung_writes:guest poisoned:wire rpc_retrans:wire tcp_retrans_segments:wire corrupted:disk; do
-		f=$r/${k#*:}.kv
-		n=$( [ -f "$f" ] && kv "${k%:*}" "$f")
-		if [[ $n =~ ^[0-9]+$ ]]; then c[${k%:*}]=$n; else echo "no ${k%:*} count in $f"; return 0; fi
+	for k in writes poisoned corrupted hung rpc_retrans tcp_retrans vcpus; do
+		n=$(col "$k" "$row") || { echo "$row has no $k column"; return 0; }
+		[[ $n =~ ^[0-9]+$ ]] || { echo "$k is '$n' in $row, not a count"; return 0; }
+		c[$k]=$n
 	done
-	if [ "$v" = vanilla ]; then
-		[ "${c[poisoned]}" -gt 0 ] || echo "vanilla showed no poisoned transmission: the link did not reproduce the bug"
-		return 0
+	dt=$(col destructors "$row") || dt=missing
+	for d; do [ "$d" != untraced ] || untraced=1; done
+	kmemleak_ok "$r/guest.kv" ||
+		echo "kmemleak: $(kv kmemleak "$r/guest.kv" | grep . || echo "no report (DEBUG=1)") $(kmemleak_unknown "$r/guest.kv" | head -n1)"
+	if [ "$v" != vanilla ]; then
+		[ "${c[poisoned]}" = 0 ] || echo "${c[poisoned]} poisoned transmission(s) on the wire"
+		[ "${c[corrupted]}" = 0 ] || echo "${c[corrupted]} corrupted block(s) on the disk"
+		[ "${c[hung]}" = 0 ] || echo "${c[hung]} hung write(s)"
+		[ -n "$untraced" ] && [ "$dt" = off ] || dtor_ok "$dt" "${v/faultinj/series}" || echo "destructors: $dt"
 	fi
-	[ "${c[writes]}" -gt 100 ] || echo "only ${c[writes]} writes: too few to mean anything"
-	[ $((c[tcp_retrans_segments] + c[rpc_retrans])) -gt 0 ] ||
-		echo "no retransmission at all: the link did not test the series"
-	[ "${c[poisoned]}" = 0 ] || echo "${c[poisoned]} poisoned transmission(s) on the wire"
-	[ "${c[corrupted]}" = 0 ] || echo "${c[corrupted]} corrupted block(s) on the disk"
-	[ "${c[hung_writes]}" = 0 ] || echo "${c[hung_writes]} hung write(s)"
-	dtor_ok "$(destructors_of "$r" 2>/dev/null)" "$v" || echo "destructors: $(destructors_of "$r" 2>/dev/null || true)"
+	for d; do
+		case $v:$d in
+		vanilla:writes=* | vanilla:retrans=* | vanilla:volumes | *:untraced) ;;
+		*:writes=*)
+			[ "${c[writes]}" -ge "${d#*=}" ] || echo "only ${c[writes]} writes (at least ${d#*=}): too few to mean anything" ;;
+		*:retrans=*)
+			[ $((c[tcp_retrans] + c[rpc_retrans])) -ge "${d#*=}" ] ||
+				echo "${c[tcp_retrans]} TCP and ${c[rpc_retrans]} RPC retransmissions (at least ${d#*=} in all): the link did not test the run" ;;
+		*:volumes)
+			n=$(kv nfs.volumes_left "$r/guest.kv")
+			[ -z "$n" ] || [ "$n" = 0 ] || echo "$n NFS volume(s) left after the kill or umount -f" ;;
+		*:vcpus=*)
+			[ "${c[vcpus]}" = "${d#*=}" ] || echo "the guest had ${c[vcpus]} vCPU(s) online, not ${d#*=}" ;;
+		vanilla:bug)
+			[ "${c[poisoned]}" -gt 0 ] || echo "vanilla showed no poisoned transmission: the link did not reproduce the bug" ;;
+		*:bug) ;;
+		*:tap) tap_judge "$v" "$r/guest.kv" ;;
+		*:tap=reuse) tap_judge "$v" "$r/guest.kv" reuse ;;
+		*) echo "judge: unknown demand '$d'" ;;
+		esac
+	done
 	return 0
+}
+
+# judge_as CALLER VARIANT RUNDIR [DEMAND...]: judge, with what CALLER
+# demands (this table: one place) and the run's own DEMANDs.
+JUDGE_CALLERS="redtest demo faults acceptance soak bench tests"
+judge_as() {
+	local d
+	case $1 in
+	redtest) d= ;;                                # the command people run by hand: the common rule
+	demo) d="writes=101 retrans=1 bug" ;;         # both kernels exposed; vanilla shows the bug
+	faults) d="vcpus=${VM_SMP:-1}" d="${d%%,*} volumes" ;; # + tap or tap=reuse for a scenario with a tap
+	acceptance) d= ;;                             # + vcpus=N of the run; writes are totalled
+	soak) d="writes=101" ;;
+	bench) d="untraced" ;;                        # DTORTRACE=0: the benchmark does not pay for tracing
+	tests) d="writes=101 retrans=101" ;;          # tests/: the series clean under load
+	*) echo "judge_as: unknown caller '$1' (known: $JUDGE_CALLERS)"; return 0 ;;
+	esac
+	shift
+	# shellcheck disable=SC2086 # d is words
+	judge "$@" $d
 }
 
 # tap_judge VARIANT GUESTKV: why a run with a packet tap (scripts/redtest
