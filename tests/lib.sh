@@ -1,17 +1,82 @@
-# Test helpers; sourced by tests/run.
 # shellcheck shell=bash
-TESTS=()
+# Test helpers; sourced by tests/run: the runner (register, skip,
+# run_tests), the assertions, and the helpers more than one test file uses.
+TESTS=() # NAME:FUNCTION:GROUPS, in the order registered (GROUPS: words)
+TEST_GROUPS="quick vm gate"
 PASSED=0
 FAILED=0
 FAILS=()
+SKIPS=() # "NAME (REASON)"
+TUN_DEV=/dev/net/tun
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
 
-# register NAME FUNCTION: add a test, run in that order.
-register() { TESTS+=("$1:$2"); }
+# register NAME FUNCTION GROUP...: add a test, run in that order. Its
+# groups (one at least; tests/run -g GROUP picks them):
+#   quick  no VM boot, no kernel build: seconds each
+#   vm     builds a kernel and/or boots QEMU
+#   gate   the patch gate, Coccinelle or checkpatch over the series tree
+# A test registered without a group, or with another one, fails, naming why.
+register() {
+	local n=$1 f=${2:-}
+	shift
+	[ $# = 0 ] || shift
+	TESTS+=("$n:$f:$*")
+}
+
+# skip REASON: end the test as skipped, because the machine lacks a part it
+# needs (not for a failure, and not for a missing /dev/kvm: TCG is normal).
+# Call it first, before the test does anything, in the test's own shell
+# (not in $(...) or a subshell): a skip that did not end the test, or one
+# that left something running, fails it. Counted and named in the summary.
+skip() {
+	printf '%s\n' "$*" > "$SCRATCH/skip"
+	exit 77
+}
+
+# need_tun: skip the test on a machine without /dev/net/tun (VM_NET=tap,
+# scripts/lib.sh tap_up); the first thing a test with a tap calls.
+need_tun() {
+	[ -c "$TUN_DEV" ] || skip "no $TUN_DEV: the test needs a tap (fix: modprobe tun)"
+}
 
 # base_blob PATH: the v3.1 content of a file of the kernel tree
 base_blob() { git --git-dir="$(scripts/import-base)" show "refs/heads/v3.1-base:$1"; }
+
+# kernel_of VARIANT: the variant's bzImage as the patches say now: built
+# (incrementally) by scripts/build-kernel the first time a run of the suite
+# asks, its path (or its failure) remembered for the rest of the run. A
+# test never boots a bzImage left on disk by an earlier build: if the
+# queue does not apply or the build fails, every test that needs the
+# kernel fails. Use it in an assignment (img=$(kernel_of v)), where set -e
+# sees its status; never inside another command's arguments.
+kernel_of() {
+	local v=$1 memo=$SCRATCH/kernel-$1${DEBUG:+-debug} img
+	if [ ! -e "$memo" ]; then
+		if img=$(scripts/build-kernel "$v" 2>"$memo.log") && [ -s "$img" ]; then
+			echo "$img" > "$memo"
+		else
+			: > "$memo"
+		fi
+	fi
+	if [ ! -s "$memo" ]; then
+		echo "    the $v kernel could not be built in this run (no older bzImage is used):" >&2
+		tail -n 6 "$memo.log" | sed 's/^/    | /' >&2
+		return 1
+	fi
+	cat "$memo"
+}
+
+# fx NAME ARG...: host/mkfixture's fixture NAME (a capture, or a disk and its manifest)
+fx() { make -s host >/dev/null && "$BUILD_DIR/host/mkfixture" "$@"; }
+# kvget KEY FILE: the last value of KEY in a KV file (the harness's own kv, not a twin)
+kvget() { (. scripts/lib.sh && kv "$@"); }
+# want KEY VALUE FILE: KEY is VALUE in the KV file FILE, else say so and fail
+want() {
+	local got
+	got=$(kvget "$1" "$3")
+	[ "$got" = "$2" ] || { echo "    $1=$got, expected $2 (in $3)"; sed 's/^/    | /' "$3"; return 1; }
+}
 
 # Assertions: each prints why it failed, and makes the test fail.
 expect_fail() { # expect_fail "TEXT..." -- CMD...: CMD must fail and say every TEXT
@@ -49,28 +114,121 @@ leftovers() {
 	done
 }
 
-run_tests() {
-	local want=("$@") t name fn start w known left status
-	if [ "${1:-}" = --list ]; then
-		for t in "${TESTS[@]}"; do echo "${t%%:*}"; done
-		return 0
+# registration_problem FUNCTION GROUPS: why a test's register line is
+# unusable (nothing if it is not)
+registration_problem() {
+	local g gs
+	read -ra gs <<<"$2"
+	[ ${#gs[@]} -gt 0 ] ||
+		{ echo "registered without a group: register NAME FUNCTION GROUP..., GROUP one of: $TEST_GROUPS"; return 0; }
+	for g in "${gs[@]}"; do
+		[[ " $TEST_GROUPS " == *" $g "* ]] ||
+			{ echo "registered with an unknown group '$g' (known: $TEST_GROUPS)"; return 0; }
+	done
+	[ -n "$1" ] && declare -F "$1" >/dev/null || echo "registered with no function '$1'"
+}
+
+# in_groups GROUPS WANTED...: one of the words GROUPS is a WANTED group
+in_groups() {
+	local g w gs
+	read -ra gs <<<"$1"
+	shift
+	for g in "${gs[@]}"; do
+		for w; do [ "$g" != "$w" ] || return 0; done
+	done
+	return 1
+}
+
+# test_selected NAME GROUPS PROBLEM: the test is one of run_tests' selection
+# (its pats and groups); one with a PROBLEM registering is, whatever the -g
+test_selected() {
+	local p hit=''
+	if [ ${#pats[@]} -gt 0 ]; then
+		for p in "${pats[@]}"; do
+			# shellcheck disable=SC2053 # a glob pattern
+			[[ $1 != $p ]] || hit=1
+		done
+		[ -n "$hit" ] || return 1
 	fi
-	for w in "${want[@]}"; do
-		known=
-		for t in "${TESTS[@]}"; do [ "${t%%:*}" != "$w" ] || known=1; done
-		[ -n "$known" ] && continue
-		echo "FAIL $w (no such test: tests/run --list names them)"
+	[ ${#groups[@]} = 0 ] || [ -n "$3" ] || in_groups "$2" "${groups[@]}"
+}
+
+# run_tests [--list] [-g GROUP]... [NAME-or-GLOB...]: the tests of those
+# groups (any of them; all without -g) whose names match a NAME-or-GLOB
+# (all without one), in the order registered. An argument that selects
+# nothing fails. A test registered without a good group is picked by its
+# name whatever the -g, and fails. --list prints the selection, a name and
+# its groups a line, instead of running it.
+run_tests() {
+	local list='' groups=() pats=() bad=() t name fn grp p hit any start left status why skipped
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--list) list=1 ;;
+		-g | --group)
+			if [ $# -lt 2 ]; then
+				bad+=("$1 (needs a group: one of $TEST_GROUPS)")
+			elif [[ " $TEST_GROUPS " != *" $2 "* ]]; then
+				bad+=("$1 $2 (no such group: one of $TEST_GROUPS)")
+			else
+				groups+=("$2")
+			fi
+			[ $# -lt 2 ] || shift ;;
+		-g?*)
+			set -- -g "${1#-g}" "${@:2}"
+			continue ;;
+		--) shift; pats+=("$@"); break ;;
+		-*) bad+=("$1 (no such option: tests/run [--list] [-g GROUP]... [NAME-or-GLOB...])") ;;
+		*) pats+=("$1") ;;
+		esac
+		shift
+	done
+	for p in "${pats[@]}"; do
+		hit='' any=''
+		for t in "${TESTS[@]}"; do
+			name=${t%%:*} fn=${t#*:} grp=${fn#*:} fn=${fn%%:*}
+			# shellcheck disable=SC2053 # a glob pattern
+			[[ $name == $p ]] || continue
+			any=1
+			test_selected "$name" "$grp" "$(registration_problem "$fn" "$grp")" && hit=1
+		done
+		[ -n "$hit" ] && continue
+		if [ -n "$any" ]; then
+			bad+=("$p (no test of group $(IFS=,; echo "${groups[*]}") matches it: tests/run --list names them)")
+		else
+			bad+=("$p (no such test: tests/run --list names them)")
+		fi
+	done
+	if [ -n "$list" ]; then
+		for t in "${TESTS[@]}"; do
+			name=${t%%:*} fn=${t#*:} grp=${fn#*:} fn=${fn%%:*}
+			why=$(registration_problem "$fn" "$grp")
+			test_selected "$name" "$grp" "$why" || continue
+			if [ -n "$grp" ]; then p=${grp// /,}; else p="(no group)"; fi
+			printf '%-44s %s\n' "$name" "$p"
+			[ -z "$why" ] || bad+=("$name ($why)")
+		done
+		for p in "${bad[@]}"; do echo "tests/run: $p" >&2; done
+		[ ${#bad[@]} = 0 ]
+		return
+	fi
+	for p in "${bad[@]}"; do
+		echo "FAIL $p"
 		FAILED=$((FAILED + 1))
-		FAILS+=("$w")
+		FAILS+=("${p%% (*}")
 	done
 	for t in "${TESTS[@]}"; do
-		name=${t%%:*} fn=${t#*:}
-		if [ ${#want[@]} -gt 0 ] && ! printf '%s\n' "${want[@]}" | grep -qx "$name"; then
+		name=${t%%:*} fn=${t#*:} grp=${fn#*:} fn=${fn%%:*}
+		why=$(registration_problem "$fn" "$grp")
+		test_selected "$name" "$grp" "$why" || continue
+		echo "== $name"
+		if [ -n "$why" ]; then
+			FAILED=$((FAILED + 1))
+			FAILS+=("$name")
+			echo "FAIL $name ($why)"
 			continue
 		fi
 		start=$(date +%s)
-		rm -f "$SCRATCH/note"
-		echo "== $name"
+		rm -f "$SCRATCH/note" "$SCRATCH/skip"
 		# not in a condition: set -e must stay in force inside the test
 		( set -e; "$fn" ) 2>&1 | sed -u 's/^/   /'
 		status=${PIPESTATUS[0]}
@@ -79,6 +237,19 @@ run_tests() {
 			echo "    left running by the test: $left (killed now)"
 			for p in $left; do kill -9 "${p%%:*}" 2>/dev/null || true; done
 			status=1
+		fi
+		if [ -e "$SCRATCH/skip" ]; then
+			skipped=$(paste -sd ' ' "$SCRATCH/skip")
+			if [ "$status" = 77 ] && [ -z "$left" ]; then
+				SKIPS+=("$name ($skipped)")
+				echo "SKIP $name (# SKIP $skipped)"
+				continue
+			elif [ -n "$left" ]; then
+				echo "    skip ($skipped) after the test had started something: not a skip"
+			else
+				echo "    skip ($skipped) did not end the test: call it first, in the test's own shell"
+			fi
+			[ "$status" != 0 ] || status=1
 		fi
 		t="$(($(date +%s) - start))s"
 		[ ! -s "$SCRATCH/note" ] || t="$t; $(paste -sd ';' "$SCRATCH/note")"
@@ -92,6 +263,10 @@ run_tests() {
 		fi
 	done
 	[ $FAILED = 0 ] || echo "failed: ${FAILS[*]}"
+	if [ ${#SKIPS[@]} -gt 0 ]; then
+		p=$(printf '%s, ' "${SKIPS[@]}")
+		echo "${#SKIPS[@]} skipped: ${p%, }"
+	fi
 	echo "$PASSED passed, $FAILED failed"
 	[ $FAILED = 0 ]
 }

@@ -80,11 +80,11 @@ t_import_tarball() {
 	echo "tarball import verified: tree 7bb7c72c"
 }
 
-register import-cache t_import_cache
-register import-missing-tree t_import_missing
-register import-linux-git-not-a-repo t_import_not_git
-register import-linux-git-without-v3.1 t_import_no_v31
-register import-wrong-tree-linux-git t_import_wrong_tree_git
-register import-wrong-tree-cache t_import_wrong_tree_cache
-register import-wrong-tree-tarball t_import_wrong_tree_tarball
-register import-tarball t_import_tarball
+register import-cache t_import_cache quick
+register import-missing-tree t_import_missing quick
+register import-linux-git-not-a-repo t_import_not_git quick
+register import-linux-git-without-v3.1 t_import_no_v31 quick
+register import-wrong-tree-linux-git t_import_wrong_tree_git quick
+register import-wrong-tree-cache t_import_wrong_tree_cache quick
+register import-wrong-tree-tarball t_import_wrong_tree_tarball quick
+register import-tarball t_import_tarball quick

@@ -35,4 +35,4 @@ PATCH
 	rm -rf "$SCRATCH/build"
 }
 
-register patch-does-not-apply t_patch_does_not_apply
+register patch-does-not-apply t_patch_does_not_apply quick

@@ -1,29 +1,6 @@
-# Both variants build from the same base queue, and boot and talk TCP.
+# Both variants build from the same base queue, and boot and talk TCP
+# (the kernels come from tests/lib.sh kernel_of).
 # shellcheck shell=bash
-
-# kernel_of VARIANT: the variant's bzImage as the patches say now: built
-# (incrementally) by scripts/build-kernel the first time a run of the suite
-# asks, its path (or its failure) remembered for the rest of the run. A
-# test never boots a bzImage left on disk by an earlier build: if the
-# queue does not apply or the build fails, every test that needs the
-# kernel fails. Use it in an assignment (img=$(kernel_of v)), where set -e
-# sees its status; never inside another command's arguments.
-kernel_of() {
-	local v=$1 memo=$SCRATCH/kernel-$1${DEBUG:+-debug} img
-	if [ ! -e "$memo" ]; then
-		if img=$(scripts/build-kernel "$v" 2>"$memo.log") && [ -s "$img" ]; then
-			echo "$img" > "$memo"
-		else
-			: > "$memo"
-		fi
-	fi
-	if [ ! -s "$memo" ]; then
-		echo "    the $v kernel could not be built in this run (no older bzImage is used):" >&2
-		tail -n 6 "$memo.log" | sed 's/^/    | /' >&2
-		return 1
-	fi
-	cat "$memo"
-}
 
 t_build() {
 	local v=$1 img
@@ -75,11 +52,11 @@ t_debug_vanilla() {
 	VM_MEM=1024 scripts/smoke "$img" vanilla-debug
 }
 
-register build-vanilla t_build_vanilla
-register build-series t_build_series
-register build-copy t_build_copy
-register stale-kernel-refused t_stale_kernel
-register smoke-vanilla t_smoke_vanilla
-register smoke-series t_smoke_series
-register smoke-copy t_smoke_copy
-register debug-vanilla t_debug_vanilla
+register build-vanilla t_build_vanilla vm
+register build-series t_build_series vm
+register build-copy t_build_copy vm
+register stale-kernel-refused t_stale_kernel quick
+register smoke-vanilla t_smoke_vanilla vm
+register smoke-series t_smoke_series vm
+register smoke-copy t_smoke_copy vm
+register debug-vanilla t_debug_vanilla vm

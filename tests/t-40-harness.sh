@@ -186,10 +186,10 @@ t_disk_space() {
 		{ echo "    said ${fig:-nothing} GiB free, statfs says $real"; return 1; }
 }
 
-register vm-test-failure-reported t_vm_test_fails
-register vm-timeout t_vm_timeout
-register vm-kernel-crash-detected t_vm_kernel_crash
-register vm-bad-kernel t_vm_no_boot
-register vm-report-whole-under-console-noise t_vm_report_whole
-register check-log-patterns t_check_log
-register disk-space-checked-first t_disk_space
+register vm-test-failure-reported t_vm_test_fails vm
+register vm-timeout t_vm_timeout vm
+register vm-kernel-crash-detected t_vm_kernel_crash vm
+register vm-bad-kernel t_vm_no_boot vm
+register vm-report-whole-under-console-noise t_vm_report_whole vm
+register check-log-patterns t_check_log quick
+register disk-space-checked-first t_disk_space quick

@@ -149,7 +149,7 @@ fakerun() {
 		esac
 	done
 }
-judged() { # judged WANT VARIANT KEY=VALUE...: run_judge's first reason matches WANT ('' = passes)
+run_judged() { # run_judged WANT VARIANT KEY=VALUE...: run_judge's first reason matches WANT ('' = passes)
 	local want=$1 v=$2 got
 	shift 2
 	rm -rf "$SCRATCH/run"
@@ -161,18 +161,18 @@ judged() { # judged WANT VARIANT KEY=VALUE...: run_judge's first reason matches 
 	esac
 }
 t_run_judge() {
-	judged '' series
-	judged '' vanilla wire:poisoned=7 row:dtor=absent
-	judged '*no poisoned*' vanilla row:dtor=absent
-	judged 'no poisoned count*' vanilla wire:poisoned=
-	judged 'no corrupted count*' series disk:corrupted=
-	judged 'no writes count*' series guest:writes=abc
-	judged '*too few*' series guest:writes=3
-	judged '*no retransmission*' series wire:rpc_retrans=0 wire:tcp_retrans_segments=0
-	judged '*poisoned transmission*' series wire:poisoned=1
-	judged '*corrupted block*' series disk:corrupted=2
-	judged '*hung write*' series guest:hung_writes=1
-	judged 'destructors: 0=0' series row:dtor=0=0
+	run_judged '' series
+	run_judged '' vanilla wire:poisoned=7 row:dtor=absent
+	run_judged '*no poisoned*' vanilla row:dtor=absent
+	run_judged 'no poisoned count*' vanilla wire:poisoned=
+	run_judged 'no corrupted count*' series disk:corrupted=
+	run_judged 'no writes count*' series guest:writes=abc
+	run_judged '*too few*' series guest:writes=3
+	run_judged '*no retransmission*' series wire:rpc_retrans=0 wire:tcp_retrans_segments=0
+	run_judged '*poisoned transmission*' series wire:poisoned=1
+	run_judged '*corrupted block*' series disk:corrupted=2
+	run_judged '*hung write*' series guest:hung_writes=1
+	run_judged 'destructors: 0=0' series row:dtor=0=0
 }
 
 # wire_covers (lib.sh; scripts/redtest fails a run on it): the capture
@@ -196,9 +196,9 @@ t_wire_covers() {
 	wire_covers g w | grep -q "no bytes count" || { echo "    no guest count accepted"; exit 1; })
 }
 
-register runner-unknown-test t_runner_unknown
-register wire-covers-guest-writes t_wire_covers
-register run-judge t_run_judge
+register runner-unknown-test t_runner_unknown quick
+register wire-covers-guest-writes t_wire_covers quick
+register run-judge t_run_judge quick
 
 # tap_judge (lib.sh; tests tap-*, faults' tap scenarios): a tap run's
 # counts with a known answer. A base series run that passes, then one
@@ -244,11 +244,11 @@ t_tap_judge() {
 	tapjudged '*showed no reused buffer*' vanilla
 	tapjudged '' vanilla units_wrong=30 writes_during=3 lat_max_during_ms=6000
 }
-register tap-judge t_tap_judge
-register dtor-verdict t_dtor_verdict
-register kmemleak-count-required t_kmemleak_ok
-register dtor-ok t_dtor_ok
-register zerocopy-expected t_zerocopy_expected
+register tap-judge t_tap_judge quick
+register dtor-verdict t_dtor_verdict quick
+register kmemleak-count-required t_kmemleak_ok quick
+register dtor-ok t_dtor_ok quick
+register zerocopy-expected t_zerocopy_expected quick
 
 # The guest's trace rules (guest/dtortrace.h, through host/dtcheck) on
 # traces with a known answer. The order of events from different CPUs is
@@ -328,4 +328,4 @@ t_dtortrace_rules() {
 	printf '  kfrag-1 [000] 1.0: skb_frag_destructor_destroy: destructor=ffff88001b8bdd98\n' > "$f"
 	dtr_check && want dtor.destroys_noflags 1 "$f.kv" && want dtor.destroys_irqs_off 0 "$f.kv"
 }
-register dtortrace-rules t_dtortrace_rules
+register dtortrace-rules t_dtortrace_rules quick

@@ -2,7 +2,7 @@
 # across the 4 GiB wrap of sequence numbers, copies of IP fragments and of
 # an old connection's segments that come late, xids of other RPC clients,
 # NFSv4.0 and v4.1 COMPOUND WRITEs.
-# Uses t-50's fx and want.
+# Uses tests/lib.sh's fx and want.
 # shellcheck shell=bash
 
 # wire_fixture NAME: the fixture's capture judged, its KV lines in $SCRATCH/NAME.kv
@@ -146,14 +146,14 @@ t_oracle_wire_v4_unparsed() {
 		"v4_unparsed_compounds=1" "rpc_calls=2" -- "$BUILD_DIR/host/wire-oracle" "$SCRATCH/v4-unparsed.pcap"
 }
 
-register oracle-wire-tcp-wrap t_oracle_wire_tcp_wrap
-register oracle-wire-ip-fragment-copies t_oracle_wire_fragment_copies
-register oracle-wire-reconnect-late t_oracle_wire_reconnect_late
-register oracle-wire-reconnect-overlap t_oracle_wire_reconnect_overlap
-register oracle-wire-xid-programs t_oracle_wire_xid_programs
-register oracle-wire-ip-unjudged t_oracle_wire_ip_unjudged
-register oracle-wire-v40 t_oracle_wire_v40
-register oracle-wire-v41 t_oracle_wire_v41
-register oracle-wire-v4-filehandle t_oracle_wire_v4_filehandle
-register oracle-wire-nfs-mixed t_oracle_wire_nfs_mixed
-register oracle-wire-v4-unparsed t_oracle_wire_v4_unparsed
+register oracle-wire-tcp-wrap t_oracle_wire_tcp_wrap quick
+register oracle-wire-ip-fragment-copies t_oracle_wire_fragment_copies quick
+register oracle-wire-reconnect-late t_oracle_wire_reconnect_late quick
+register oracle-wire-reconnect-overlap t_oracle_wire_reconnect_overlap quick
+register oracle-wire-xid-programs t_oracle_wire_xid_programs quick
+register oracle-wire-ip-unjudged t_oracle_wire_ip_unjudged quick
+register oracle-wire-v40 t_oracle_wire_v40 quick
+register oracle-wire-v41 t_oracle_wire_v41 quick
+register oracle-wire-v4-filehandle t_oracle_wire_v4_filehandle quick
+register oracle-wire-nfs-mixed t_oracle_wire_nfs_mixed quick
+register oracle-wire-v4-unparsed t_oracle_wire_v4_unparsed quick

@@ -3,7 +3,7 @@
 # workload stops at SECS and drains the writes then in flight before it
 # reports. The guest side runs on the host (guest/redtest.c's KFRAG_DIR:
 # the workload in a directory, no netem, mount or tracing): no VM needed.
-# Uses t-50's fx, want, kvget.
+# Uses tests/lib.sh's fx, want, kvget.
 # shellcheck shell=bash
 
 # redtest_host NAME KFRAG_KEY=VALUE...: the guest workload in $SCRATCH/NAME,
@@ -28,7 +28,7 @@ t_oracle_disk_writers() {
 	fx disk-missing "$d" "$d.missing"
 	expect_fail "the manifest has 1 of 2 writers' files" "file 1 has no KFRAG-MANIFEST line" -- \
 		"$o" "$d.missing" "$d"
-	# the complete one passes (t-50's oracle-disk: one corrupted unit)
+	# the complete one passes (t-50-oracles.sh's oracle-disk: one corrupted unit)
 	fx disk "$d" "$d.full"
 	"$o" "$d.full" "$d" > "$d.kv"
 	want files 2 "$d.kv"
@@ -201,8 +201,8 @@ t_redtest_drain_inflight() {
 	echo "above the deadline: $(kvget hung_writes "$d.kv") hung, $(kvget stuck_writers "$d.kv") writers killed at the give-up"
 }
 
-register oracle-disk-every-writer t_oracle_disk_writers
-register redtest-writer-exit t_redtest_writer_exit
-register redtest-drain-at-stop t_redtest_drain
-register redtest-stuck-writer t_redtest_stuck_writer
-register redtest-drain-inflight t_redtest_drain_inflight
+register oracle-disk-every-writer t_oracle_disk_writers quick
+register redtest-writer-exit t_redtest_writer_exit quick
+register redtest-drain-at-stop t_redtest_drain quick
+register redtest-stuck-writer t_redtest_stuck_writer quick
+register redtest-drain-inflight t_redtest_drain_inflight quick

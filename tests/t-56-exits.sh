@@ -31,7 +31,7 @@ t_exits() {
 	done < <(awk -F'\t' '$1 == "umount-f" { print $1, $2, $3, $4 }' "$BUILD_DIR/results/exits.tsv")
 	[ $n = 8 ] || { echo "    $n umount-f runs in the table, not 8"; return 1; }
 }
-register exits-kill-and-umount-f t_exits
+register exits-kill-and-umount-f t_exits vm
 
 # destroy() with interrupts off (issue 14, defect 6): netconsole on a
 # virtio NIC, a long printk every 10 ms during the writes. The console is
@@ -44,6 +44,7 @@ register exits-kill-and-umount-f t_exits
 # (latency-format's 'd' flag): a run that never destroyed with
 # interrupts off proves nothing.
 t_netpoll_destroy() {
+	need_tun # a tap
 	local tsv=$SCRATCH/faults.tsv r n sfx= host
 	host=$(. scripts/lib.sh && echo "$TAP_HOST")
 	[ "${DEBUG:-0}" = 0 ] || sfx=-debug # faults' run names, as it makes them
@@ -66,7 +67,7 @@ t_netpoll_destroy() {
 		{ echo "    series: no destructor was destroyed with interrupts off (${n:-no report}; $(kvget dtor.destroys_noflags "$r/guest.kv") lines without flags): the scenario did not reach netpoll's free"; return 1; }
 	echo "series: $(kvget dtor.destroys "$r/guest.kv") destroys, $n with interrupts off; $(kvget kmsg_lines "$r/guest.kv") kmsg lines"
 }
-register netpoll-destroy-irqs-off t_netpoll_destroy
+register netpoll-destroy-irqs-off t_netpoll_destroy vm
 
 # SIGKILL and umount -f while an unread packet socket, opened 300 ms
 # before the link dies, holds the stuck calls' last frames (guest/exits.c
@@ -84,4 +85,4 @@ t_exits_tap() {
 			"writes ended $(kvget exit_ms "$d/guest.kv") ms after umount -f"
 	done
 }
-register exits-umount-f-with-an-unread-tap t_exits_tap
+register exits-umount-f-with-an-unread-tap t_exits_tap vm

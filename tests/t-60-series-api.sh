@@ -238,9 +238,9 @@ t_series_checkpatch() {
 	scripts/gate --checkpatch
 }
 
-register frag-users-grep t_frag_users_grep
-register frag-users-cocci t_frag_users_cocci
-register frag-cocci-converts t_frag_cocci_converts
-register frag-handedits t_handedits
-register coccicheck-report t_coccicheck_report
-register series-checkpatch t_series_checkpatch
+register frag-users-grep t_frag_users_grep gate
+register frag-users-cocci t_frag_users_cocci gate
+register frag-cocci-converts t_frag_cocci_converts gate
+register frag-handedits t_handedits gate
+register coccicheck-report t_coccicheck_report gate
+register series-checkpatch t_series_checkpatch gate

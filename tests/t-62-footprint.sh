@@ -28,7 +28,7 @@ t_footprint_sizes() {
 		{ echo "    bench-sizes has no rx1536_head_slab_object row"; bad=1; }
 	return $bad
 }
-register footprint-sizes t_footprint_sizes
+register footprint-sizes t_footprint_sizes vm
 
 # A received frame on e1000 (1522-byte receive buffers) costs the series
 # what it costs vanilla in slab memory, measured in the guest: 2000 UDP
@@ -48,7 +48,7 @@ t_footprint_rx_slab() {
 	awk -v a="$a" -v b="$b" 'BEGIN { exit !(b <= a * 1.05 && b >= a * 0.95) }' ||
 		{ echo "    series / vanilla = $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", b / a }'), want 1.00 +- 0.05"; return 1; }
 }
-register footprint-rx-slab t_footprint_rx_slab
+register footprint-rx-slab t_footprint_rx_slab vm
 
 # The tagged page word is read only from filled fragments: corked UDP
 # datagrams larger than the MTU, appended in pieces on e1000 (scatter-
@@ -68,6 +68,7 @@ register footprint-rx-slab t_footprint_rx_slab
 udp_reasm_ok() { awk '/^Ip:/ && !h { for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next }
 	/^Ip:/ { print $c["ReasmOKs"]; exit }' /proc/net/snmp; }
 t_footprint_udp_cork() {
+	need_tun # a tap
 	local v img out bad=0 r0 r1
 	make -s initramfs || return 1
 	(. scripts/lib.sh; tap_up) || return 1
@@ -88,4 +89,4 @@ t_footprint_udp_cork() {
 	done
 	return $bad
 }
-register footprint-udp-cork t_footprint_udp_cork
+register footprint-udp-cork t_footprint_udp_cork vm

@@ -173,15 +173,15 @@ t_check_objects() {
 	fi
 }
 
-register gate-catches-style-error t_gate_style_error
-register gate-catches-build-break t_gate_build_break
-register gate-catches-sparse-warning t_gate_sparse
-register gate-stops-without-sparse t_gate_no_sparse
-register gate-stops-on-checkpatch-crash t_gate_checkpatch_crash
-register gate-checkpatch-only t_gate_checkpatch_only
+register gate-catches-style-error t_gate_style_error gate
+register gate-catches-build-break t_gate_build_break gate
+register gate-catches-sparse-warning t_gate_sparse gate
+register gate-stops-without-sparse t_gate_no_sparse gate
+register gate-stops-on-checkpatch-crash t_gate_checkpatch_crash gate
+register gate-checkpatch-only t_gate_checkpatch_only gate
 # the real series last: the self-tests' queues share its work tree
-register gate-series t_gate_series
-register check-objects-gate-tree t_check_objects
+register gate-series t_gate_series gate
+register check-objects-gate-tree t_check_objects gate
 
 # export-mbox's identity: git's, set for the test through git's
 # environment (GIT_CONFIG_COUNT outranks every config file)
@@ -246,4 +246,4 @@ t_mbox() {
 		mbox_as "Mbox Tester" mbox.tester@example.org env PATCHES_DIR="$d" BUILD_DIR="$GATE_SELFTEST" scripts/export-mbox "$SCRATCH/mbox/s.mbox"
 	echo "mbox: 3 messages, threaded on $id, from $me, Cc'd, git am gives the series"
 }
-register mbox-export t_mbox
+register mbox-export t_mbox gate

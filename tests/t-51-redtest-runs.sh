@@ -1,14 +1,8 @@
-# The red test: its oracles on inputs with a known answer, its failures
-# named, and real runs on vanilla v3.1 (real NFS server, link, kernel).
+# The red test: what it stands on (the suite's own network namespace, the
+# NFS server's failures, processes left running), its failures named, and
+# real runs of vanilla v3.1 and the series (real NFS server, link,
+# kernel). Its oracles on known input: t-50-oracles.sh.
 # shellcheck shell=bash
-
-fx() { make -s host >/dev/null && "$BUILD_DIR/host/mkfixture" "$@"; }
-kvget() { (. scripts/lib.sh && kv "$@"); } # the harness's own kv, not a twin
-want() { # want KEY VALUE FILE
-	local got
-	got=$(kvget "$1" "$3")
-	[ "$got" = "$2" ] || { echo "    $1=$got, expected $2 (in $3)"; sed 's/^/    | /' "$3"; return 1; }
-}
 
 # The series' destructor accounting in run dir $R, as scripts/redtest
 # judged it (scripts/lib.sh dtor_verdict, the one verdict): N=N, N > 0.
@@ -31,61 +25,6 @@ series_clean_under_load() {
 	[ "$(kvget writes "$R/guest.kv")" -gt 100 ] || { echo "    too few writes to mean anything"; return 1; }
 	[ "$(kvget tcp_retrans_segments "$R/wire.kv")" -gt 100 ] ||
 		{ echo "    the link produced too few retransmissions to test anything"; return 1; }
-}
-
-t_oracle_wire() {
-	local f=$1
-	fx "$f" "$SCRATCH/$f.pcap"
-	"$BUILD_DIR/host/wire-oracle" "$SCRATCH/$f.pcap" > "$SCRATCH/$f.kv"
-	grep '^detail=' "$SCRATCH/$f.kv" || true
-	want poisoned 1 "$SCRATCH/$f.kv"
-	want rpc_retrans 1 "$SCRATCH/$f.kv"
-}
-t_oracle_wire_tcp() { t_oracle_wire tcp; want write_calls 3 "$SCRATCH/tcp.kv"; }
-t_oracle_wire_resend() { t_oracle_wire resend; }
-t_oracle_wire_udp() { t_oracle_wire udp; want ip_fragments 46 "$SCRATCH/udp.kv"; }
-# WRITEs smaller than a unit (UDP, wsize=1024): judged part by part
-t_oracle_wire_udp_parts() {
-	fx udp-parts "$SCRATCH/parts.pcap"
-	"$BUILD_DIR/host/wire-oracle" "$SCRATCH/parts.pcap" > "$SCRATCH/parts.kv"
-	grep '^detail=' "$SCRATCH/parts.kv" || true
-	want write_calls 7 "$SCRATCH/parts.kv"
-	want rpc_retrans 2 "$SCRATCH/parts.kv"
-	want poisoned 2 "$SCRATCH/parts.kv"
-}
-
-# A reconnect from the same port starts a new stream: not a retransmission.
-t_oracle_wire_reconnect() {
-	fx reconnect "$SCRATCH/reconnect.pcap"
-	"$BUILD_DIR/host/wire-oracle" "$SCRATCH/reconnect.pcap" > "$SCRATCH/reconnect.kv"
-	grep '^detail=' "$SCRATCH/reconnect.kv" || true
-	want poisoned 0 "$SCRATCH/reconnect.kv"
-	want write_calls 2 "$SCRATCH/reconnect.kv"
-	want tcp_reconnects 1 "$SCRATCH/reconnect.kv"
-}
-
-t_oracle_wire_unusable() {
-	fx empty "$SCRATCH/empty.pcap"
-	expect_fail "holds no frames" -- "$BUILD_DIR/host/wire-oracle" "$SCRATCH/empty.pcap"
-	fx nowrite "$SCRATCH/nowrite.pcap"
-	expect_fail "no NFS WRITE call (v3 WRITE or v4 COMPOUND with WRITE) to port 2049" -- "$BUILD_DIR/host/wire-oracle" "$SCRATCH/nowrite.pcap"
-	expect_fail "cannot read the capture $SCRATCH/none.pcap" -- \
-		"$BUILD_DIR/host/wire-oracle" "$SCRATCH/none.pcap"
-}
-
-t_oracle_disk() {
-	mkdir -p "$SCRATCH/disk"
-	fx disk "$SCRATCH/disk" "$SCRATCH/disk.manifest"
-	"$BUILD_DIR/host/disk-oracle" "$SCRATCH/disk.manifest" "$SCRATCH/disk" > "$SCRATCH/disk.kv"
-	cat "$SCRATCH/disk.kv"
-	want corrupted 1 "$SCRATCH/disk.kv"
-	want units 16 "$SCRATCH/disk.kv"
-	echo "noise only" > "$SCRATCH/empty.manifest"
-	expect_fail "no KFRAG-MANIFEST line" -- \
-		"$BUILD_DIR/host/disk-oracle" "$SCRATCH/empty.manifest" "$SCRATCH/disk"
-	rm "$SCRATCH/disk/w001.dat" # written units, no file
-	expect_fail "w001.dat is shorter than 8 units" -- \
-		"$BUILD_DIR/host/disk-oracle" "$SCRATCH/disk.manifest" "$SCRATCH/disk"
 }
 
 t_nfs_server_fails() {
@@ -177,20 +116,13 @@ t_redtest_vanilla_clean() {
 	[ "$(kvget writes "$R/guest.kv")" -gt 100 ] || { echo "    too few writes to mean anything"; return 1; }
 }
 
-register oracle-wire-tcp t_oracle_wire_tcp
-register oracle-wire-resend t_oracle_wire_resend
-register oracle-wire-udp-fragments t_oracle_wire_udp
-register oracle-wire-udp-parts t_oracle_wire_udp_parts
-register oracle-wire-reconnect t_oracle_wire_reconnect
-register oracle-wire-unusable-input t_oracle_wire_unusable
-register oracle-disk t_oracle_disk
-
 # Nothing of a run faces the machine's network: the suite (like every
 # script that starts a server or a VM) runs in a network namespace of its
 # own (scripts/lib.sh netns_enter). Seen from outside it, no socket of the
 # run's NFS server or rpcbind listens, and its tap does not exist; inside,
 # they do (else this test would prove nothing).
 t_isolation() {
+	need_tun # a tap
 	local outer=${KFRAG_OUTER_NETNS:-} inside outside p pids=()
 	[ -n "$outer" ] || { echo "    the suite is not running in a network namespace of its own"; return 1; }
 	[ "$(readlink "$outer")" != "$(readlink /proc/self/ns/net)" ] ||
@@ -215,7 +147,7 @@ t_isolation() {
 		{ echo "    the run's tap is in the machine's namespace"; return 1; }
 	echo "ganesha and rpcbind (pids ${pids[*]}) and the tap: inside the run's namespace only"
 }
-register network-isolation t_isolation
+register network-isolation t_isolation quick
 
 # A process a test started and left running is found (tests/lib.sh
 # leftovers, checked after every test, fails the test that left it).
@@ -230,9 +162,9 @@ t_leftovers() {
 	wait $pid 2>/dev/null || true
 	[ -z "$(leftovers)" ] || { echo "    still found: $(leftovers)"; return 1; }
 }
-register leftovers-found t_leftovers
-register nfs-server-failures t_nfs_server_fails
-register redtest-mount-failure t_mount_fails
+register leftovers-found t_leftovers quick
+register nfs-server-failures t_nfs_server_fails quick
+register redtest-mount-failure t_mount_fails vm
 # The series on the profile where vanilla poisons (the test above): no
 # poisoned transmission, no corrupted block, no hung write.
 t_redtest_series_default() {
@@ -278,11 +210,11 @@ t_demo_judges() {
 		"vanilla corrupted no block on the server's disk" -- \
 		env KERNEL_VANILLA="$kv" KERNEL_SERIES="$ks" DEMO_NAME=test-demo DEMO_CASES=clean:tcp SECS=4 scripts/demo
 }
-register demo-fails-without-the-bug t_demo_judges
-register redtest-vanilla-default-poisons t_redtest_vanilla_default
-register redtest-series-default-clean t_redtest_series_default
-register redtest-vanilla-clean t_redtest_vanilla_clean
-register redtest-udp-vanilla-poisons-series-clean t_redtest_udp
+register demo-fails-without-the-bug t_demo_judges vm
+register redtest-vanilla-default-poisons t_redtest_vanilla_default vm
+register redtest-series-default-clean t_redtest_series_default vm
+register redtest-vanilla-clean t_redtest_vanilla_clean vm
+register redtest-udp-vanilla-poisons-series-clean t_redtest_udp vm
 
 # NFSv4.0 and 4.1 (COMPOUND WRITEs, sessions for 4.1) on two vCPUs, the
 # default profile over TCP: vanilla poisons the wire (a second run if the
@@ -319,7 +251,7 @@ t_redtest_nfs4() {
 		done
 	done
 }
-register redtest-nfs4-vanilla-poisons-series-clean t_redtest_nfs4
+register redtest-nfs4-vanilla-poisons-series-clean t_redtest_nfs4 vm
 
 # An isolated write on an idle link completes (no waiting for the next
 # packet): virtio-net with offloads (tap backend), NFS over UDP with
@@ -327,6 +259,7 @@ register redtest-nfs4-vanilla-poisons-series-clean t_redtest_nfs4
 # until the write completes. Vanilla beside the series; before patch 0042
 # the series took ~1.7 s per write here (the RPC timer), vanilla ~3 ms.
 t_isolated_write() {
+	need_tun # a tap
 	local v p99 max writes img
 	for v in vanilla series; do
 		img=$(kernel_of $v)
@@ -348,7 +281,7 @@ t_isolated_write() {
 			{ echo "    $v: a write took $max ms: it waited for something else to be sent"; return 1; }
 	done
 }
-register isolated-write-completes t_isolated_write
+register isolated-write-completes t_isolated_write vm
 
 # A sent skb left in virtio_net's ring with no TX interrupt to come
 # (issue 14, defect 5). When start_xmit() finds the ring nearly full it
@@ -368,6 +301,7 @@ register isolated-write-completes t_isolated_write
 # destructors behind the write's. Vanilla (no such knobs, nothing waits
 # for sent skbs) runs beside it.
 t_virtio_strand() {
+	need_tun # a tap
 	local v img writes chased max p50 k knob feat
 	for v in vanilla faultinj; do
 		img=$(kernel_of $v) || return 1
@@ -406,13 +340,14 @@ t_virtio_strand() {
 			{ echo "    $v: a write took $max ms: its sent skbs were freed only by a later transmit"; return 1; }
 	done
 }
-register virtio-tx-race-frees-sent-skbs t_virtio_strand
+register virtio-tx-race-frees-sent-skbs t_virtio_strand vm
 
 # The other side of "zero-copy ran": a NIC without checksum offload makes
 # tcp_sendpage copy, so the series' destructors must see no reference at
 # all (scripts/redtest's verdict requires refs = 0 for such a NIC, and
 # refs > 0 for e1000 and virtio with offloads).
 t_copying_nic() {
+	need_tun # a tap
 	local img
 	img=$(kernel_of series)
 	VM_NET=tap VM_NIC=virtio-net-pci,csum=off KERNEL=$img REDTEST_RUN=test-copying-nic SECS=5 \
@@ -422,7 +357,7 @@ t_copying_nic() {
 	want dtor.refs 0 "$R/guest.kv"
 	[ "$(kvget writes "$R/guest.kv")" -gt 10 ] || { echo "    too few writes to mean anything"; return 1; }
 }
-register copying-nic-takes-no-reference t_copying_nic
+register copying-nic-takes-no-reference t_copying_nic vm
 
 # Bad input to the harness: each a clear error, never a row of results.
 t_harness_bad_input() {
@@ -445,7 +380,7 @@ t_harness_bad_input() {
 	expect_fail "nothing to resume" -- env NFS_DIR="$SCRATCH/nfs-none" scripts/nfs-server resume
 	[ ! -s "$BUILD_DIR/redtest/test-bad-profile/row.tsv" ] || { echo "    a failed run left a result row"; return 1; }
 }
-register harness-bad-input t_harness_bad_input
+register harness-bad-input t_harness_bad_input vm
 
 # A robustness scenario in the suite (the rest: make faults / faults-debug):
 # writers SIGKILLed mid-write, series only - every destructor destroyed.
@@ -462,7 +397,7 @@ t_fault_kill() {
 	echo "series: $(kvget killed_mid_write "$R/guest.kv") writers killed mid-write;" \
 		"$(kvget dtor.inits "$R/guest.kv") destructors, each destroyed once"
 }
-register fault-kill-series t_fault_kill
+register fault-kill-series t_fault_kill vm
 
 # A holder the network does not bound: a packet socket (ETH_P_ALL) opened
 # on the guest 10 s into the writers' run for 6 s, never read (a stopped
@@ -504,8 +439,8 @@ t_tap() {
 }
 t_tap_unread() { t_tap unread; }
 t_tap_slow() { t_tap slow; }
-register tap-unread-vanilla-reused-series-copies t_tap_unread
-register tap-slow-vanilla-reused-series-copies t_tap_slow
+register tap-unread-vanilla-reused-series-copies t_tap_unread vm
+register tap-slow-vanilla-reused-series-copies t_tap_slow vm
 
 # A local receiver that splices: the guest mounts 127.0.0.1, where a relay
 # (guest/relay.h) splices the client's bytes from its socket through a
@@ -534,4 +469,4 @@ t_relay_splice() {
 		series_clean_under_load
 	done
 }
-register relay-splice-vanilla-poisons-series-clean t_relay_splice
+register relay-splice-vanilla-poisons-series-clean t_relay_splice vm
