@@ -1,6 +1,6 @@
 /*
  * mkfixture: hand-made inputs with a known answer, for the oracles' own
- * tests (tests/t-50-redtest.sh). Frames are written with libpcap's
+ * tests (tests/t-50-oracles.sh). Frames are written with libpcap's
  * pcap_dump, as QEMU's filter-dump would record them.
  *
  *   mkfixture tcp OUT.pcap     TCP: a clean 8 KiB WRITE in a two-fragment RPC

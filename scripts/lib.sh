@@ -136,9 +136,14 @@ col() {
 #   vcpus=N    the guest had N vCPUs online
 #   bug        vanilla poisoned the wire: the link reproduced the bug
 #   tap, tap=reuse   the packet tap's rules (tap_judge)
+#   happened   the faults the run asked for (its faults column) happened: a
+#              writer killed mid-write (kill@), bytes spliced (relay)
+# A word may hold several demands separated by commas (bug,happened).
 judge() {
 	local v=$1 r=$2 row=$2/row.tsv k n d untraced="" dt
 	shift 2
+	# shellcheck disable=SC2046 # split on commas
+	set -- $(printf '%s\n' "$@" | tr ',' ' ')
 	[ -s "$row" ] || { echo "no row in $r (scripts/redtest did not finish the run)"; return 0; }
 	declare -A c
 	for k in writes poisoned corrupted hung rpc_retrans tcp_retrans vcpus; do
@@ -174,6 +179,16 @@ judge() {
 		*:bug) ;;
 		*:tap) tap_judge "$v" "$r/guest.kv" ;;
 		*:tap=reuse) tap_judge "$v" "$r/guest.kv" reuse ;;
+		*:happened)
+			k=$(col faults "$row")
+			case " $k " in *" kill@"*)
+				n=$(kv killed_mid_write "$r/guest.kv")
+				[[ $n =~ ^[1-9][0-9]*$ ]] || echo "no writer was killed mid-write (killed_mid_write=${n:-missing}): the kill did not happen" ;;
+			esac
+			case " $k " in *" relay "*)
+				n=$(kv relay.spliced "$r/guest.kv")
+				[[ $n =~ ^[1-9][0-9]*$ ]] || echo "the relay spliced nothing (relay.spliced=${n:-missing})" ;;
+			esac ;;
 		*) echo "judge: unknown demand '$d'" ;;
 		esac
 	done

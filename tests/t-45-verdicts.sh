@@ -129,52 +129,6 @@ t_runner_unknown() {
 	expect_fail "FAIL no-such-test (no such test" "0 passed, 1 failed" -- tests/run no-such-test
 }
 
-# run_judge (lib.sh; make demo's verdict) on run directories with a known
-# answer: a missing count, an unexposed series run, or any poison is a
-# reason; a clean, exposed series run and a poisoning vanilla run pass.
-# fakerun DIR KEY=VALUE...: a run directory (guest, wire, disk kv and the
-# row's destructors column) of a clean, exposed series run, keys changed
-fakerun() {
-	local d=$1 kvs o k
-	shift
-	mkdir -p "$d"
-	: > "$d/guest.kv"; : > "$d/wire.kv"; : > "$d/disk.kv"
-	kvs="guest:writes=500 guest:hung_writes=0 wire:poisoned=0 wire:rpc_retrans=2 wire:tcp_retrans_segments=900 disk:corrupted=0 row:dtor=520=520"
-	for k in $kvs; do
-		for o in "$@"; do [ "${o%%=*}" != "${k%%=*}" ] || k=$o; done
-		case $k in
-		row:dtor=*) printf 'h\n%s\n' "$(printf '\t%.0s' $(seq 15))${k#row:dtor=}" > "$d/row.tsv" ;;
-		*=) ;;
-		*) echo "${k#*:}" >> "$d/${k%%:*}.kv" ;;
-		esac
-	done
-}
-run_judged() { # run_judged WANT VARIANT KEY=VALUE...: run_judge's first reason matches WANT ('' = passes)
-	local want=$1 v=$2 got
-	shift 2
-	rm -rf "$SCRATCH/run"
-	fakerun "$SCRATCH/run" "$@"
-	got=$(. scripts/lib.sh && run_judge "$v" "$SCRATCH/run" | head -n1)
-	case $got in
-	$want) echo "ok: $v ${*:-as is}: ${got:-passes}" ;;
-	*) echo "    $v ${*:-as is}: '$got', expected '${want:-nothing}'"; return 1 ;;
-	esac
-}
-t_run_judge() {
-	run_judged '' series
-	run_judged '' vanilla wire:poisoned=7 row:dtor=absent
-	run_judged '*no poisoned*' vanilla row:dtor=absent
-	run_judged 'no poisoned count*' vanilla wire:poisoned=
-	run_judged 'no corrupted count*' series disk:corrupted=
-	run_judged 'no writes count*' series guest:writes=abc
-	run_judged '*too few*' series guest:writes=3
-	run_judged '*no retransmission*' series wire:rpc_retrans=0 wire:tcp_retrans_segments=0
-	run_judged '*poisoned transmission*' series wire:poisoned=1
-	run_judged '*corrupted block*' series disk:corrupted=2
-	run_judged '*hung write*' series guest:hung_writes=1
-	run_judged 'destructors: 0=0' series row:dtor=0=0
-}
-
 # wire_covers (lib.sh; scripts/redtest fails a run on it): the capture
 # must hold at least the WRITE bytes the guest wrote
 t_wire_covers() {
@@ -198,7 +152,6 @@ t_wire_covers() {
 
 register runner-unknown-test t_runner_unknown quick
 register wire-covers-guest-writes t_wire_covers quick
-register run-judge t_run_judge quick
 
 # tap_judge (lib.sh; tests tap-*, faults' tap scenarios): a tap run's
 # counts with a known answer. A base series run that passes, then one

@@ -76,6 +76,13 @@ t_judge_rules() {
 	judged '*2 vCPU(s) online, not 4' acceptance series demand:vcpus=4
 	judged 'no tap.writes_before count*' faults series demand:tap
 	judged "judge: unknown demand 'nope'" redtest series demand:nope
+	judged '*did not reproduce the bug' faults vanilla destructors=absent demand:happened,bug
+	judged 'no writer was killed mid-write*' faults series faults=kill@8 demand:happened
+	judged 'no writer was killed mid-write*' faults vanilla faults=kill@8 destructors=absent guest:killed_mid_write=0 demand:happened
+	judged '' faults series faults=kill@8 guest:killed_mid_write=3 demand:happened
+	judged 'the relay spliced nothing*' faults series faults=relay demand:happened
+	judged '' faults series "faults=tap@4:14:unread relay kill@10" guest:relay.spliced=9 guest:killed_mid_write=1 demand:happened
+	judged '' faults series faults=- demand:happened
 	judged "judge_as: unknown caller*" nobody series
 	rm -rf "$SCRATCH/jrun"; mkdir -p "$SCRATCH/jrun"
 	got=$(. scripts/lib.sh && judge_as redtest series "$SCRATCH/jrun")
@@ -91,7 +98,7 @@ t_judge_callers() {
 	local c f k callers
 	callers=$(. scripts/lib.sh && echo "$JUDGE_CALLERS")
 	for f in redtest:scripts/redtest demo:scripts/demo faults:scripts/faults acceptance:scripts/acceptance \
-		soak:scripts/soak bench:scripts/bench-nfs tests:tests/t-50-redtest.sh; do
+		soak:scripts/soak bench:scripts/bench-nfs tests:tests/t-51-redtest-runs.sh; do
 		grep -q "judge_as ${f%%:*} " "${f#*:}" || { echo "    ${f#*:} does not judge with judge_as ${f%%:*}"; return 1; }
 	done
 	for c in $callers; do
