@@ -76,5 +76,12 @@ t_docs_paths() {
 		return 1
 	fi
 	echo "README.md: $n lines (at most $DOCS_README_MAX)"
+	# the check finds what it must: a planted dead path and make target
+	printf 'See `scripts/no-such-script` and\n\n```sh\nmake no-such-target\nmake test\n```\nand docs/redtest.md.\n' > "$SCRATCH/planted.md"
+	out=$(docs_dead "$SCRATCH/planted.md")
+	grep -q ":1: no such path: scripts/no-such-script$" <<<"$out" &&
+		grep -q ":4: no such make target: make no-such-target$" <<<"$out" &&
+		[ "$(grep -vc '^# ' <<<"$out")" = 2 ] ||
+		{ echo "    the check missed a planted dead path or target, or flagged a live one:"; echo "$out" | sed 's/^/    | /'; return 1; }
 }
 register docs-paths-exist t_docs_paths quick

@@ -99,7 +99,9 @@ t_judge_callers() {
 	callers=$(. scripts/lib.sh && echo "$JUDGE_CALLERS")
 	for f in redtest:scripts/redtest demo:scripts/demo faults:scripts/faults acceptance:scripts/acceptance \
 		soak:scripts/soak bench:scripts/bench-nfs tests:tests/t-51-redtest-runs.sh; do
-		grep -q "judge_as ${f%%:*} " "${f#*:}" || { echo "    ${f#*:} does not judge with judge_as ${f%%:*}"; return 1; }
+		# a call, not a comment
+		grep -qE "^[^#]*judge_as ${f%%:*} " "${f#*:}" ||
+			{ echo "    ${f#*:} does not judge with judge_as ${f%%:*}"; return 1; }
 	done
 	for c in $callers; do
 		for k in poisoned=1 corrupted=1 hung=1 destructors=4=3 writes= vcpus=x; do
@@ -111,6 +113,8 @@ t_judge_callers() {
 	# old rules (kv poisoned ... = 0) outside lib.sh
 	! grep -nE 'cut -f[0-9]|\$(5|8|9|10|16|18|19)\b' scripts/demo scripts/acceptance scripts/soak scripts/faults ||
 		{ echo "    a caller reads the row's columns by number (above)"; return 1; }
+	! grep -nE 'row\.tsv.*cut -f|cut -f.*row\.tsv' tests/t-*.sh scripts/* ||
+		{ echo "    a test or script reads a red-test row's columns by number (above)"; return 1; }
 	! grep -nE '"\$\(kv (poisoned|corrupted|hung_writes) [^)]*\)" = 0' scripts/demo scripts/acceptance scripts/soak scripts/faults ||
 		{ echo "    a caller judges a count itself (above)"; return 1; }
 }
@@ -129,7 +133,14 @@ t_redtest_knobs() {
 		case $k in SERVER | EXPORT | NFSPORT | MNTPORT | PROTO | NETEM | NFSVERS | PSEUDO | MOUNTOPTS | KMSG_MS | RPC_DEBUG | DIR | TEST_*) continue ;; esac
 		grep -qE "^[A-Z_]+[[:space:]]+${k,,}[[:space:]]" scripts/redtest.knobs || { echo "    guest/redtest.c reads KFRAG_$k; scripts/redtest.knobs has no row for it"; return 1; }
 	done
-	echo "$(grep -c . <<<"$out") lines of --help; every guest key read by the guest"
+	# the words the guest gets: the table's defaults, and a knob set wins
+	out=$(env -u SECS -u WRITERS -u SEED SECS=7 KILL_AT=3 scripts/redtest --words)
+	grep -qx kfrag.secs=7 <<<"$out" && grep -qx kfrag.kill_at=3 <<<"$out" && grep -qx kfrag.writers=4 <<<"$out" &&
+		grep -qxE 'kfrag.seed=[0-9]+' <<<"$out" && grep -qx kfrag.blackhole=0:0 <<<"$out" ||
+		{ echo "    scripts/redtest --words:"; echo "$out" | sed 's/^/    | /'; return 1; }
+	[ "$(grep -c . <<<"$out")" = "$(awk -F'\t+' '!/^#/ && NF >= 4 && $2 != "-"' scripts/redtest.knobs | wc -l)" ] ||
+		{ echo "    --words gives not one word per guest knob of the table"; return 1; }
+	echo "every knob in --help; every guest key read by the guest; --words: the defaults and the knobs set"
 }
 register judge-rules t_judge_rules quick
 register judge-every-caller t_judge_callers quick

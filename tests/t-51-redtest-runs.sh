@@ -8,7 +8,7 @@
 # judged it (scripts/lib.sh dtor_verdict, the one verdict): N=N, N > 0.
 dtor_series_ok() {
 	local d
-	d=$(sed -n 2p "$R/row.tsv" | cut -f16)
+	d=$(. scripts/lib.sh && col destructors "$R/row.tsv")
 	(. scripts/lib.sh && dtor_ok "$d" series) ||
 		{ echo "    destructors: $d (want N=N with N > 0)"; grep '^dtor\.' "$R/guest.kv" | sed 's/^/    | /'; return 1; }
 	echo "destructors: $d, refs $(kvget dtor.refs "$R/guest.kv")"
@@ -16,7 +16,8 @@ dtor_series_ok() {
 
 # The series' TCP run in $R is clean, and was exposed: scripts/lib.sh's
 # judge with what tests demand (judge_as tests: > 100 writes, > 100
-# retransmissions), the one verdict every caller uses.
+# retransmissions, TCP segments and RPC calls), the one verdict every
+# caller uses.
 series_clean_under_load() {
 	local why
 	why=$(. scripts/lib.sh && judge_as tests series "$R")

@@ -144,6 +144,8 @@ t_gate_checkpatch_only() {
 	good_patch "$d" $f
 	sed 's|^/\* gate self-test: a good line \*/|&\n/* gate self-test: a comment line that is far longer than the eighty columns checkpatch.pl allows */|' "$SCRATCH/v1" > "$SCRATCH/v2"
 	mkpatch "$d/0002-long.patch" $f "net: an unjustified warning" "$SCRATCH/v1" "$SCRATCH/v2"
+	# an allowance keyed by another patch's subject justifies nothing here
+	echo "net: a clean comment | line over 80 characters # not this patch's" > "$d/checkpatch.allow"
 	if gate_run "$d" --checkpatch; then echo "    gate --checkpatch passed an unjustified warning"; return 1; fi
 	grep -q "regressions in: 0002-long.patch$" "$SCRATCH/gate.out"
 	grep -qE "^0001-good.patch +0 +0 +0$" "$SCRATCH/gate.out"
@@ -153,6 +155,10 @@ t_gate_checkpatch_only() {
 		echo "    gate --checkpatch built objects"
 		return 1
 	fi
+	# keyed by its own subject, the warning is justified
+	echo "net: an unjustified warning | line over 80 characters # the self-test's" >> "$d/checkpatch.allow"
+	gate_run "$d" --checkpatch || { echo "    an allowance keyed by the patch's subject did not justify its warning"; return 1; }
+	grep -qE "^0002-long.patch +0 +1 +0$" "$SCRATCH/gate.out"
 }
 
 # scripts/check-objects compiles in the gate's object tree, the one

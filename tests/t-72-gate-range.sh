@@ -21,14 +21,22 @@ ws_with_unexported() {
 # here to a missing sparse, which stops it later: proof that it went on)
 t_gate_unexported() {
 	ws_with_unexported "$SCRATCH/b"
+	# (SPARSE=/nonexistent: a gate that went on would stop there, not
+	# judge the whole series)
 	expect_fail "holds commits that were never exported to patches/" "net: a fix never exported" \
-		"fix: scripts/export-series" -- env BUILD_DIR="$SCRATCH/b" scripts/gate
+		"fix: scripts/export-series" -- env BUILD_DIR="$SCRATCH/b" SPARSE=/nonexistent scripts/gate
+	expect_fail "holds commits that were never exported" -- env BUILD_DIR="$SCRATCH/b" scripts/gate --checkpatch 45
 	git -C "$SCRATCH/b/series/src" rev-parse series > "$SCRATCH/b/series/src/.git/kfrag-head"
 	expect_fail "sparse not found (SPARSE=/nonexistent)" -- env BUILD_DIR="$SCRATCH/b" SPARSE=/nonexistent scripts/gate
 	ws_with_unexported "$SCRATCH/b"
 	expect_fail "sparse not found (SPARSE=/nonexistent)" -- \
 		env BUILD_DIR="$SCRATCH/b" GATE_UNEXPORTED_OK=1 SPARSE=/nonexistent scripts/gate
 	rm -rf "$SCRATCH/b"
+	# arguments it does not understand are refused, never a whole gate
+	expect_fail "not an option or a patch number: '4x'" -- scripts/gate --checkpatch 4x
+	expect_fail "not an option or a patch number: '45-'" -- scripts/gate --checkpatch 45-
+	expect_fail "one range only (got 3 and 5)" -- scripts/gate --checkpatch 3 5
+	expect_fail "a range N-M needs N <= M (got 9-3)" -- scripts/gate --checkpatch 9-3
 }
 
 # prepare-tree never drops such commits: the queue changed, re-applying it
@@ -68,7 +76,6 @@ t_gate_range() {
 	[ "$(grep -cE '^[0-9]{4}-' <<<"$out")" = 1 ] || { echo "    more than patch $n judged"; return 1; }
 	grep -qx "1 patches, 0 regressions (checkpatch only)" <<<"$out"
 	expect_fail "no patch numbered 900-901" -- env GATE_UNEXPORTED_OK=1 scripts/gate --checkpatch 900-901
-	expect_fail "usage: gate" -- scripts/gate --checkpatch 9-3
 	rm -rf "$q"
 	cp -r patches "$q"
 	echo "net: a patch that is not in the series | line over 80 characters # stale" >> "$q/checkpatch.allow"
@@ -81,5 +88,5 @@ t_gate_range() {
 	rm -rf "$q"
 }
 register gate-refuses-unexported-commits t_gate_unexported quick
-register prepare-tree-keeps-unexported-commits t_prepare_keeps_unexported gate
+register prepare-tree-keeps-unexported-commits t_prepare_keeps_unexported quick
 register gate-one-patch-and-allow-by-subject t_gate_range gate
