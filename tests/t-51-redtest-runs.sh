@@ -71,9 +71,11 @@ redtest_run() {
 	[ $# = 2 ] || { v=$1; shift; }
 	local img
 	img=$(kernel_of $v)
+	local rc=0
 	KERNEL=$img REDTEST_RUN=test-$v-$1-$2 SECS=${SECS:-20} \
-		scripts/redtest $v "$1" "$2"
+		scripts/redtest $v "$1" "$2" || rc=$?
 	R=$BUILD_DIR/redtest/test-$v-$1-$2
+	return $rc # scripts/redtest's: 2 judged bad, 1 not judged
 }
 
 t_redtest_vanilla_default() {
