@@ -26,6 +26,8 @@
  *     server for d seconds (netem loss=100), then restore the profile
  *   KFRAG_UMOUNT_F_AT s: umount -f (MNT_FORCE: aborts the calls in flight)
  *   KFRAG_CYCLES n: n mount, write, umount cycles before the workload
+ *   KFRAG_VOLUMES_WAIT s: after a kill or umount -f, wait up to s (30) for
+ *     the NFS volume to go before the destructor accounting
  *   KFRAG_KMSG_MS ms: a child writes a long line to /dev/kmsg every ms
  *     during the writers' run (kmsg_lines= how many). printk() keeps
  *     1,023 bytes of it, more than netconsole's 1,000-byte chunk: with
@@ -1197,11 +1199,11 @@ int main(void)
 	 * superblock active for their open contexts), e.g. in an NFSv4.1
 	 * state recovery after a server restart. Their destructors are live
 	 * calls, not leaks: after a kill or umount -f the accounting waits
-	 * for the last NFS volume to go, up to 30 s, and says how long it
-	 * took or that one is left.
+	 * for the last NFS volume to go, up to KFRAG_VOLUMES_WAIT s (30), and
+	 * says how long it took or that one is left.
 	 */
 	if (!hostdir && !rc && (killed || umount_f_done))
-		nfs_volumes_wait(30000);
+		nfs_volumes_wait(env_num("KFRAG_VOLUMES_WAIT", 30) * 1000);
 	/* the destructor accounting: after the drain and the umount, never before */
 	t0 = now_us();
 	dtortrace_report(tracing);

@@ -73,6 +73,8 @@ t_judge_rules() {
 	judged '*1 vCPU(s) online, not 2' faults vanilla vcpus=1 destructors=absent
 	judged '1 NFS volume(s) left*' faults series guest:nfs.volumes_left=1
 	judged '' faults vanilla destructors=absent guest:nfs.volumes_left=1
+	judged '' faults series nfs=4.1 guest:nfs.volumes_left=1
+	judged 'destructors: BAD*' faults series nfs=4.1 guest:nfs.volumes_left=1 destructors=BAD:127=126,live=1
 	judged '*2 vCPU(s) online, not 4' acceptance series demand:vcpus=4
 	judged 'no tap.writes_before count*' faults series demand:tap
 	judged "judge: unknown demand 'nope'" redtest series demand:nope
