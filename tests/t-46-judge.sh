@@ -37,6 +37,7 @@ judged() {
 	rm -rf "$SCRATCH/jrun"
 	jrun "$SCRATCH/jrun" "${keys[@]}"
 	got=$(. scripts/lib.sh && VM_SMP=2 judge_as "$c" "$v" "$SCRATCH/jrun" "${dem[@]}" | head -n1)
+	# shellcheck disable=SC2254 # WANT is a glob
 	case $got in
 	$want) echo "ok: $c $v ${*:-as is}: ${got:-passes}" ;;
 	*) echo "    $c $v ${*:-as is}: '$got', expected '${want:-nothing}'"; return 1 ;;
@@ -73,8 +74,10 @@ t_judge_rules() {
 	judged '*1 vCPU(s) online, not 2' faults vanilla vcpus=1 destructors=absent
 	judged '1 NFS volume(s) left*' faults series guest:nfs.volumes_left=1
 	judged '' faults vanilla destructors=absent guest:nfs.volumes_left=1
-	judged '' faults series nfs=4.1 guest:nfs.volumes_left=1
-	judged 'destructors: BAD*' faults series nfs=4.1 guest:nfs.volumes_left=1 destructors=BAD:127=126,live=1
+	judged '' faults series nfs=4.1 faults=restart@18:3 guest:nfs.volumes_left=1
+	judged '1 NFS volume(s) left*' faults series nfs=4.1 faults=kill@8 guest:nfs.volumes_left=1
+	judged '1 NFS volume(s) left*' faults series nfs=4.0 faults=restart@18:3 guest:nfs.volumes_left=1
+	judged 'destructors: BAD*' faults series nfs=4.1 faults=restart@18:3 guest:nfs.volumes_left=1 destructors=BAD:127=126,live=1
 	judged '*2 vCPU(s) online, not 4' acceptance series demand:vcpus=4
 	judged 'no tap.writes_before count*' faults series demand:tap
 	judged "judge: unknown demand 'nope'" redtest series demand:nope
@@ -144,6 +147,27 @@ t_redtest_knobs() {
 		{ echo "    --words gives not one word per guest knob of the table"; return 1; }
 	echo "every knob in --help; every guest key read by the guest; --words: the defaults and the knobs set"
 }
+# scripts/redtest's exit status: 1 for anything it could not judge, even a
+# command that failed with 2 (the status of a run judged bad), and for bad
+# usage; the table's host knobs reach its children (a stub make, first in
+# PATH, records its environment and fails with 2)
+t_redtest_exit_codes() {
+	local rc=0 stub=$SCRATCH/stub
+	mkdir -p "$stub"
+	printf '#!/bin/sh\nenv > "%s/env"\nexit 2\n' "$stub" > "$stub/make"
+	chmod +x "$stub/make"
+	env -u VM_SMP -u VM_NET -u VM_NIC PATH="$stub:$PATH" scripts/redtest vanilla clean tcp > "$SCRATCH/rt.out" 2>&1 || rc=$?
+	[ $rc = 1 ] || { echo "    a failed make (status 2) made scripts/redtest exit $rc, not 1"; sed 's/^/    | /' "$SCRATCH/rt.out"; return 1; }
+	grep -q '^error: redtest line' "$SCRATCH/rt.out"
+	grep -qx VM_SMP=1 "$stub/env" && grep -qx VM_NET=user "$stub/env" && grep -qx VM_NIC=e1000 "$stub/env" ||
+		{ echo "    the table's host knobs did not reach scripts/redtest's children"; return 1; }
+	! grep -q '^SECS=' "$stub/env" || { echo "    a guest knob was exported"; return 1; }
+	rc=0
+	scripts/redtest vanilla > "$SCRATCH/rt.out" 2>&1 || rc=$?
+	[ $rc = 1 ] && grep -q "usage: redtest" "$SCRATCH/rt.out" || { echo "    bad usage: exit $rc"; return 1; }
+	echo "a failed make: exit 1; bad usage: exit 1; VM_SMP, VM_NET, VM_NIC exported"
+}
 register judge-rules t_judge_rules quick
 register judge-every-caller t_judge_callers quick
 register redtest-knob-table t_redtest_knobs quick
+register redtest-exit-codes t_redtest_exit_codes quick
