@@ -6,7 +6,9 @@
 # reused buffer), vanilla's too; elsewhere vanilla's verdict is shown for
 # contrast. The tap's 90 % rule alone is noisy under TCG on a shared
 # host: a run whose only miss is that rule runs once more, and the test
-# says so. And the table itself, checked without a run.
+# says so; a run where vanilla v3.1 stalled (its own race on a clean TCP
+# link) runs again, up to three runs in all. And the table itself,
+# checked without a run.
 # shellcheck shell=bash
 
 # col_of TSV VARIANT COLUMN: COLUMN of VARIANT's row
@@ -35,9 +37,12 @@ scenario_again() {
 }
 
 t_scenario() {
-	local name=$1 tsv=$SCRATCH/scenario-$1.tsv try sv vv dem again v
+	local name=$1 tsv=$SCRATCH/scenario-$1.tsv try sv vv dem again v rate=0
 	dem=$(scripts/faults --list "$name" | cut -f5)
-	for try in 1 2; do
+	# up to three runs: vanilla's stall on a clean link is common on 2
+	# vCPUs (2 of 3 tap runs in two CIs, 2026-12-07), the rate rule gets
+	# one second chance only
+	for try in 1 2 3; do
 		rm -f "$tsv"
 		KERNEL_VANILLA=$(kernel_of vanilla) KERNEL_SERIES=$(kernel_of series) FAULTS_TSV=$tsv \
 			scripts/faults "$name" > "$SCRATCH/scenario.out" 2>&1 || true
@@ -45,11 +50,12 @@ t_scenario() {
 		column -t -s $'\t' "$tsv"
 		sv=$(col_of "$tsv" series verdict) vv=$(col_of "$tsv" vanilla verdict)
 		again=$(scenario_again "$tsv" "$dem")
-		[ $try = 1 ] && [ -n "$again" ] || break
-		note "run twice: $again (the first run kept in build/redtest/faults-$name-*.try1)"
+		case $again in "the series'"*) rate=$((rate + 1)) ;; esac
+		[ $try -lt 3 ] && [ -n "$again" ] && [ $rate -le 1 ] || break
+		note "run $((try + 1)): $again (run $try kept in build/redtest/faults-$name-*.try$try)"
 		for v in vanilla series; do
-			rm -rf "$BUILD_DIR/redtest/faults-$name-$v.try1"
-			[ ! -d "$BUILD_DIR/redtest/faults-$name-$v" ] || mv "$BUILD_DIR/redtest/faults-$name-$v" "$BUILD_DIR/redtest/faults-$name-$v.try1"
+			rm -rf "$BUILD_DIR/redtest/faults-$name-$v.try$try"
+			[ ! -d "$BUILD_DIR/redtest/faults-$name-$v" ] || mv "$BUILD_DIR/redtest/faults-$name-$v" "$BUILD_DIR/redtest/faults-$name-$v.try$try"
 		done
 	done
 	[ "$sv" = ok ] || { echo "    series: $sv"; return 1; }
