@@ -548,6 +548,20 @@ kmake_env() {
 	KJOBS=${JOBS:-$(($(nproc) + 1))}
 }
 
+# The commit a work tree's queue ends with: prepare-tree records it after
+# applying the queue, export-series after writing the branch to patches/;
+# commits of the branch past it are in no patch file.
+# mark_exported SRC BRANCH: record BRANCH's tip as exported
+mark_exported() { git -C "$1" rev-parse "refs/heads/$2" > "$1/.git/kfrag-head"; }
+# unexported_commits SRC BRANCH: succeeds, printing up to five of them
+# ("sha subject" a line), when BRANCH holds commits past the recorded one;
+# fails when it does not, or when nothing was recorded
+unexported_commits() {
+	local h=$1/.git/kfrag-head
+	[ -f "$h" ] && [ "$(git -C "$1" rev-parse -q --verify "refs/heads/$2")" != "$(cat "$h")" ] || return 1
+	git -C "$1" log --oneline "$(cat "$h")..refs/heads/$2" 2>/dev/null | head -n 5 || true
+}
+
 # kobj_series_tree: the object checks' source tree: the series of
 # $PATCHES_DIR applied in its own work tree, $GATE_TREE (default
 # $BUILD_DIR/gate) /series/src, so that build/series/src is never

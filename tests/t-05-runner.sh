@@ -44,22 +44,20 @@ ran() {
 	got=$(sed -n 's/^== //p' "$SCRATCH/stand-in.out" | paste -sd ' ')
 	[ "$got" = "$*" ] || { echo "    ran '$got', expected '$*'"; sed 's/^/    | /' "$SCRATCH/stand-in.out"; return 1; }
 }
+# said_as -F|-E WHAT PATTERN...: the output has a line that is each
+# PATTERN, whole (grep -F: the line itself; -E: an extended regex)
+said_as() {
+	local how=$1 what=$2 l
+	shift 2
+	for l; do
+		grep -qx "$how" -- "$l" "$SCRATCH/stand-in.out" ||
+			{ echo "    no $what '$l':"; sed 's/^/    | /' "$SCRATCH/stand-in.out"; return 1; }
+	done
+}
 # said LINE...: the output has each LINE, whole
-said() {
-	local l
-	for l; do
-		grep -qxF -- "$l" "$SCRATCH/stand-in.out" ||
-			{ echo "    no line '$l':"; sed 's/^/    | /' "$SCRATCH/stand-in.out"; return 1; }
-	done
-}
+said() { said_as -F line "$@"; }
 # said_re REGEX...: the output has a line matching each (extended) REGEX, whole
-said_re() {
-	local l
-	for l; do
-		grep -qxE -- "$l" "$SCRATCH/stand-in.out" ||
-			{ echo "    no line like '$l':"; sed 's/^/    | /' "$SCRATCH/stand-in.out"; return 1; }
-	done
-}
+said_re() { said_as -E "line like" "$@"; }
 # ends LINE STATUS: the output's last line is LINE, the exit status STATUS
 ends() {
 	[ "$(tail -n 1 "$SCRATCH/stand-in.out")" = "$1" ] && [ "$rc" = "$2" ] ||
