@@ -4,15 +4,29 @@
 
 GATE_SELFTEST=$BUILD_DIR/gate-selftest
 
-# mkpatch OUT FILE SUBJECT OLD NEW: a git-am-able patch turning the
-# content OLD of FILE (a path in the kernel tree) into NEW.
+# mkpatch OUT FILE SUBJECT OLD NEW [FILE OLD NEW]...: a git-am-able
+# patch turning the content OLD of FILE (a path in the kernel tree) into
+# NEW, and so on for every further FILE.
 mkpatch() {
 	local out=$1 file=$2 subject=$3 old=$4 new=$5
+	shift 5
 	{
 		printf 'From: Gate Test <gate@kfrag.invalid>\nSubject: [PATCH] %s\n\n' "$subject"
 		printf 'A patch made by the gate self-test.\n\nSigned-off-by: Gate Test <gate@kfrag.invalid>\n---\n'
-		diff -u --label "a/$file" --label "b/$file" "$old" "$new" || true
+		while :; do
+			diff -u --label "a/$file" --label "b/$file" "$old" "$new" || true
+			[ $# -ge 3 ] || break
+			file=$1 old=$2 new=$3
+			shift 3
+		done
 	} > "$out"
+}
+
+# clean_change FILE OUT: OUT is FILE's v3.1 content with a comment added
+# at its end; FILE's v3.1 content in OUT.orig
+clean_change() {
+	base_blob "$1" > "$2.orig"
+	{ cat "$2.orig"; printf '/* gate self-test: a clean line */\n'; } > "$2"
 }
 
 # gate_queue DIR: a patch directory with the real base queue and the
@@ -77,11 +91,22 @@ t_gate_build_break() {
 	gate_queue "$d" 0001-good.patch 0002-break.patch 0003-fix.patch
 	good_patch "$d" $f
 	sed 's|^/\* gate self-test: a good line \*/|&\nint kfrag_gate_broken = undeclared_symbol;|' "$SCRATCH/v1" > "$SCRATCH/v2"
-	mkpatch "$d/0002-break.patch" $f "net: break the build" "$SCRATCH/v1" "$SCRATCH/v2"
+	# the break touches a second object that builds: all of a patch's
+	# objects share one make, and the failure is charged to its own
+	clean_change net/core/stream.c "$SCRATCH/s1"
+	mkpatch "$d/0002-break.patch" $f "net: break the build" "$SCRATCH/v1" "$SCRATCH/v2" \
+		net/core/stream.c "$SCRATCH/s1.orig" "$SCRATCH/s1"
 	mkpatch "$d/0003-fix.patch" $f "net: fix the build again" "$SCRATCH/v2" "$SCRATCH/v1"
 	if gate_run "$d"; then echo "    the gate passed a series that does not bisect"; return 1; fi
 	grep -q "regressions in: 0002-break.patch$" "$SCRATCH/gate.out"
-	grep -qE "^0002-break.patch +0 +0 +0 +FAIL\(net/core/datagram.o\) " "$SCRATCH/gate.out"
+	grep -qE "^0002-break.patch +0 +0 +0 +FAIL\(net/core/datagram.o\) +1 +0 " "$SCRATCH/gate.out"
+	# the cause, from datagram.o's own build, and none for stream.o
+	grep -q "0002-break.patch: net/core/datagram.o: .*undeclared_symbol" "$SCRATCH/gate.out" ||
+		{ echo "    the failure's cause is not named"; return 1; }
+	if grep -q "0002-break.patch: net/core/stream.o:" "$SCRATCH/gate.out"; then
+		echo "    stream.o, which builds, is named as failing"
+		return 1
+	fi
 	grep -qE "^0003-fix.patch +0 +0 +0 +ok " "$SCRATCH/gate.out"
 }
 
@@ -90,12 +115,17 @@ t_gate_sparse() {
 	gate_queue "$d" 0001-sparse.patch
 	base_blob $f > "$SCRATCH/v0"
 	sed 's|^EXPORT_SYMBOL(skb_recv_datagram);|&\n\nstatic int __used kfrag_gate_sparse(void)\n{\n\tint *p = 0;\n\n\treturn p != NULL;\n}|' "$SCRATCH/v0" > "$SCRATCH/v1"
-	mkpatch "$d/0001-sparse.patch" $f "net: a sparse warning" "$SCRATCH/v0" "$SCRATCH/v1"
+	# and a clean change to a second object, built in the same make
+	clean_change net/core/stream.c "$SCRATCH/s1"
+	mkpatch "$d/0001-sparse.patch" $f "net: a sparse warning" "$SCRATCH/v0" "$SCRATCH/v1" \
+		net/core/stream.c "$SCRATCH/s1.orig" "$SCRATCH/s1"
 	if gate_run "$d"; then echo "    the gate passed a new sparse warning"; return 1; fi
 	grep -q "regressions in: 0001-sparse.patch$" "$SCRATCH/gate.out"
-	# for sparse's reason alone: checkpatch clean, builds, 1 new warning
-	grep -qE "^0001-sparse.patch +0 +0 +0 +ok +1 +0 +1 +0$" "$SCRATCH/gate.out"
-	grep -q "new sparse: .*Using plain integer as NULL pointer" "$SCRATCH/gate.out"
+	# for sparse's reason alone: checkpatch clean, both build, 1 new
+	# warning, in the object that has it
+	grep -qE "^0001-sparse.patch +0 +0 +0 +ok +2 +0 +1 +0$" "$SCRATCH/gate.out"
+	[ "$(grep -c "new sparse: " "$SCRATCH/gate.out")" = 1 ]
+	grep -q "new sparse: [^ ]*net/core/datagram.c: .*Using plain integer as NULL pointer" "$SCRATCH/gate.out"
 }
 
 t_gate_series() {
@@ -118,7 +148,7 @@ t_gate_no_sparse() {
 	# one that answers --version, then fails on every file: the object
 	# builds without it, so sparse is the cause
 	printf '#!/bin/sh\n[ "$1" = --version ] && { echo 0.6.4; exit 0; }\necho "sparse: cannot run" >&2\nexit 127\n' > "$bin/sparse"
-	PATH=$bin:$PATH gate_must_stop "sparse fails on net/core/datagram.o on the base" -- "$d"
+	PATH=$bin:$PATH gate_must_stop "sparse fails (or does not run) on net/core/datagram.o on the base" -- "$d"
 }
 
 t_gate_checkpatch_crash() {
