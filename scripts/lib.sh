@@ -33,6 +33,16 @@ die() {
 
 log() { printf '>> %s\n' "$*" >&2; }
 
+# in_list WORD ITEM...: WORD is one of the ITEMs. Not `printf ... | grep
+# -q`: under pipefail that fails at random when grep exits before printf
+# has written everything (SIGPIPE), as check-handedits once did.
+in_list() {
+	local w=$1 x
+	shift
+	for x; do [ "$x" != "$w" ] || return 0; done
+	return 1
+}
+
 # need_disk GIB WHAT: stop before WHAT if the file system of BUILD_DIR has
 # less than GIB GiB free (KFRAG_NEED_DISK_GIB overrides GIB; 0 skips the
 # check). A disk that fills during a run does not name itself: the first
@@ -212,7 +222,7 @@ judge_as() {
 	case $1 in
 	redtest) d= ;;                                # the command people run by hand: the common rule
 	demo) d="writes=101 retrans=1 bug" ;;         # both kernels exposed; vanilla shows the bug
-	faults) d="vcpus=${VM_SMP:-1}" d="${d%%,*} volumes" ;; # + tap or tap=reuse for a scenario with a tap
+	faults) d=${VM_SMP:-1} d="vcpus=${d%%,*} volumes" ;; # VM_SMP's count (before a ",sockets=..."); + tap or tap=reuse for a scenario with a tap
 	acceptance) d= ;;                             # + vcpus=N of the run; writes are totalled
 	soak) d="writes=101" ;;
 	bench) d="untraced" ;;                        # DTORTRACE=0: the benchmark does not pay for tracing
