@@ -123,6 +123,6 @@ while read -r _name _ _ _groups _; do
 	[[ ,$_groups, == *,test,* ]] || continue
 	eval "t_scenario_${_name//-/_}() { t_scenario $_name; }"
 	register "scenario-$_name" "t_scenario_${_name//-/_}" vm
-done < <(awk '!/^#/ && NF >= 4' profiles/scenarios)
+done < <(awk '!/^#/ && NF >= 4' "${SCENARIOS:-profiles/scenarios}")
 unset _name _groups
 register scenario-table t_scenario_table quick
