@@ -43,6 +43,31 @@ need_tun() {
 # base_blob PATH: the v3.1 content of a file of the kernel tree
 base_blob() { git --git-dir="$(scripts/import-base)" show "refs/heads/v3.1-base:$1"; }
 
+# mkpatch OUT FILE SUBJECT OLD NEW [FILE OLD NEW]...: a git-am-able
+# patch turning the content OLD of FILE (a path in the kernel tree) into
+# NEW, and so on for every further FILE.
+mkpatch() {
+	local out=$1 file=$2 subject=$3 old=$4 new=$5
+	shift 5
+	{
+		printf 'From: Gate Test <gate@kfrag.invalid>\nSubject: [PATCH] %s\n\n' "$subject"
+		printf 'A patch made by a self-test of the suite.\n\nSigned-off-by: Gate Test <gate@kfrag.invalid>\n---\n'
+		while :; do
+			diff -u --label "a/$file" --label "b/$file" "$old" "$new" || true
+			[ $# -ge 3 ] || break
+			file=$1 old=$2 new=$3
+			shift 3
+		done
+	} > "$out"
+}
+
+# clean_change FILE OUT [LINE]: OUT is FILE's v3.1 content with LINE (a
+# comment by default) added at its end; FILE's v3.1 content in OUT.orig
+clean_change() {
+	base_blob "$1" > "$2.orig"
+	{ cat "$2.orig"; printf '%s\n' "${3:-/* gate self-test: a clean line */}"; } > "$2"
+}
+
 # kernel_of VARIANT: the variant's bzImage as the patches say now: built
 # (incrementally) by scripts/build-kernel the first time a run of the suite
 # asks, its path (or its failure) remembered for the rest of the run. A

@@ -41,26 +41,20 @@ register patch-does-not-apply t_patch_does_not_apply quick
 # comes back the same keeps its mtime (make rebuilds only what changed):
 # a queue of two patches; the second one changes; the first one's file
 # keeps the mtime it had, to the nanosecond, the second one's is new.
-# requeue_patch OUT FILE SUBJECT LINE: a patch adding LINE at FILE's end
-requeue_patch() {
-	base_blob "$2" > "$SCRATCH/a"
-	{ cat "$SCRATCH/a"; echo "$4"; } > "$SCRATCH/b"
-	{
-		printf 'From: Test <t@t>\nSubject: [PATCH] %s\n\nSigned-off-by: Test <t@t>\n---\n' "$3"
-		diff -u --label "a/$2" --label "b/$2" "$SCRATCH/a" "$SCRATCH/b" || true
-	} > "$1"
-}
 t_requeue_keeps_mtimes() {
 	local pd=$SCRATCH/patches b=$SCRATCH/build src old=1000000000.700000000 f1=CREDITS f2=MAINTAINERS start
 	mkdir -p "$pd"
 	cp -r patches/base "$pd/base"
-	requeue_patch "$pd/0001-one.patch" $f1 "one" "kfrag test: one"
-	requeue_patch "$pd/0002-two.patch" $f2 "two" "kfrag test: two"
+	clean_change $f1 "$SCRATCH/one" "kfrag test: one"
+	mkpatch "$pd/0001-one.patch" $f1 "one" "$SCRATCH/one.orig" "$SCRATCH/one"
+	clean_change $f2 "$SCRATCH/two" "kfrag test: two"
+	mkpatch "$pd/0002-two.patch" $f2 "two" "$SCRATCH/two.orig" "$SCRATCH/two"
 	printf '%s\n' 0001-one.patch 0002-two.patch > "$pd/series"
 	src=$(PATCHES_DIR=$pd BUILD_DIR=$b scripts/prepare-tree series 2>/dev/null) || { echo "    the queue did not apply"; return 1; }
 	touch -m -d "@$old" "$src/$f1" "$src/$f2"
 	start=$(date +%s.%N)
-	requeue_patch "$pd/0002-two.patch" $f2 "two" "kfrag test: two, changed"
+	clean_change $f2 "$SCRATCH/two" "kfrag test: two, changed"
+	mkpatch "$pd/0002-two.patch" $f2 "two" "$SCRATCH/two.orig" "$SCRATCH/two"
 	PATCHES_DIR=$pd BUILD_DIR=$b scripts/prepare-tree series > /dev/null 2> "$SCRATCH/log" ||
 		{ echo "    the changed queue did not apply"; cat "$SCRATCH/log"; return 1; }
 	grep -q "two, changed" "$src/$f2" || { echo "    the change is not in the tree"; return 1; }

@@ -4,31 +4,6 @@
 
 GATE_SELFTEST=$BUILD_DIR/gate-selftest
 
-# mkpatch OUT FILE SUBJECT OLD NEW [FILE OLD NEW]...: a git-am-able
-# patch turning the content OLD of FILE (a path in the kernel tree) into
-# NEW, and so on for every further FILE.
-mkpatch() {
-	local out=$1 file=$2 subject=$3 old=$4 new=$5
-	shift 5
-	{
-		printf 'From: Gate Test <gate@kfrag.invalid>\nSubject: [PATCH] %s\n\n' "$subject"
-		printf 'A patch made by the gate self-test.\n\nSigned-off-by: Gate Test <gate@kfrag.invalid>\n---\n'
-		while :; do
-			diff -u --label "a/$file" --label "b/$file" "$old" "$new" || true
-			[ $# -ge 3 ] || break
-			file=$1 old=$2 new=$3
-			shift 3
-		done
-	} > "$out"
-}
-
-# clean_change FILE OUT: OUT is FILE's v3.1 content with a comment added
-# at its end; FILE's v3.1 content in OUT.orig
-clean_change() {
-	base_blob "$1" > "$2.orig"
-	{ cat "$2.orig"; printf '/* gate self-test: a clean line */\n'; } > "$2"
-}
-
 # gate_queue DIR: a patch directory with the real base queue and the
 # patches named after it.
 gate_queue() {
