@@ -24,7 +24,8 @@
  *   KFRAG_KILL_AT s: SIGKILL every writer s seconds in, mid-write
  *   KFRAG_BLACKHOLE s:d: from s seconds in, drop every packet to the
  *     server for d seconds (netem loss=100), then restore the profile
- *   KFRAG_UMOUNT_F_AT s: umount -f (MNT_FORCE: aborts the calls in flight)
+ *   KFRAG_UMOUNT_F_AT s: umount -f (MNT_FORCE: aborts the calls in flight),
+ *     once every writer has its file open (for up to KFRAG_DEADLINE s more)
  *   KFRAG_CYCLES n: n mount, write, umount cycles before the workload
  *   KFRAG_VOLUMES_WAIT s: after a kill or umount -f, wait up to s (30) for
  *     the NFS volume to go before the destructor accounting
@@ -47,6 +48,9 @@
  *     data crosses a local receiver and goes on from its pipe
  *   KFRAG_ERRORS_OK 1: a failed write (EIO from a soft mount) is counted,
  *     its units may hold either generation, and the writer goes on
+ *   KFRAG_TCP_WMEM min:default:max: net.ipv4.tcp_wmem before the mount
+ *     (the RPC socket's send buffer: a small one keeps a request half
+ *     sent while the task waits for room)
  * Host self-test (tests/t-54-disk-drain.sh):
  *   KFRAG_DIR path: run the workload in this directory of the machine it
  *     runs on instead of mounting the export at /mnt: no netem, no mount,
@@ -826,6 +830,25 @@ int main(void)
 		return 3;
 	}
 	printf("KFRAG-KV: netem=%s\n", spec);
+	if (*env_str("KFRAG_TCP_WMEM", "")) {
+		unsigned a, b, c;
+		char v[64];
+		int fd;
+
+		if (hostdir || sscanf(getenv("KFRAG_TCP_WMEM"), "%u:%u:%u", &a, &b, &c) != 3 ||
+		    !a || a > b || b > c) {
+			kv_error("kfrag.tcp_wmem must be MIN:DEFAULT:MAX bytes, ascending (not with kfrag.dir)");
+			return 2;
+		}
+		snprintf(v, sizeof(v), "%u %u %u", a, b, c);
+		fd = open("/proc/sys/net/ipv4/tcp_wmem", O_WRONLY);
+		if (fd < 0 || write(fd, v, strlen(v)) != (ssize_t)strlen(v)) {
+			kv_error("kfrag.tcp_wmem: cannot write /proc/sys/net/ipv4/tcp_wmem");
+			return 3;
+		}
+		close(fd);
+		printf("KFRAG-KV: tcp_wmem=%s\n", v);
+	}
 	if (!hostdir) {
 		char feat[200];
 		FILE *ff = fopen("/sys/class/net/eth0/device/features", "r");
@@ -995,11 +1018,27 @@ int main(void)
 			fflush(stdout);
 		}
 		if (umount_f_at && !umount_f_done && now - t0 >= (uint64_t)umount_f_at * 1000000) {
-			/* busy: it stays mounted, the calls in flight fail */
-			printf("KFRAG-KV: umount_f=%s\n",
-			       umount2("/mnt", MNT_FORCE) ? strerror(errno) : "unmounted");
-			fflush(stdout);
-			umount_f_done = 1;
+			unsigned opening = 0;
+
+			/*
+			 * The fault is for writes: not while a writer still opens
+			 * its file (a failed open ends the writer and the run),
+			 * for up to DEADLINE seconds more
+			 */
+			for (w = 0; w < started; w++)
+				opening += pids[w] && ws[w].phase == PH_OPEN;
+			if (!opening || now - t0 >= (uint64_t)(umount_f_at + deadline) * 1000000) {
+				uint64_t late = (now - t0) / 1000 - (uint64_t)umount_f_at * 1000;
+
+				/* busy: it stays mounted, the calls in flight fail */
+				printf("KFRAG-KV: umount_f=%s\n",
+				       umount2("/mnt", MNT_FORCE) ? strerror(errno) : "unmounted");
+				if (late >= 100)
+					printf("KFRAG-KV: umount_f_late_ms=%llu (%u writer(s) opening)\n",
+					       (unsigned long long)late, opening);
+				fflush(stdout);
+				umount_f_done = 1;
+			}
 		}
 		if (bh_for && bh_state == 0 && now - t0 >= (uint64_t)bh_at * 1000000) {
 			netem_parse("loss=100", &hole, err, sizeof(err));

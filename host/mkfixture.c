@@ -34,6 +34,17 @@
  *                              port, a copy of the old connection's segment
  *                              with poison, one intact, a late copy of its
  *                              SYN: poisoned=1 tcp_reconnects=1
+ *   mkfixture cut OUT.pcap     TCP, connections the client ends: a FIN on
+ *                              the segment that ends half a record, then an
+ *                              RST (the linger's end); a FIN between two
+ *                              records; an RST after half a record, sent
+ *                              after the next connection's SYN, with bytes
+ *                              not in the capture before it; an RST at the
+ *                              end of a record whose last segment is not
+ *                              in the capture; an RST after a record whose
+ *                              first segment (its marker) is not:
+ *                              tcp_cut_fin=1 tcp_cut_rst=1 tcp_end_unknown=1
+ *                              tcp_reconnects=4 poisoned=0
  *   mkfixture reconnect-overlap OUT.pcap  TCP: the new connection's ISN
  *                              inside the old one's bytes; a poisoned copy
  *                              of an old segment ahead of the new front,
@@ -279,6 +290,65 @@ static void fixture_reconnect_late(void)
 	clen = write_call(call, 0x8003, 10, 2, 1);
 	rlen = record(rec, call, clen, 0);
 	tcp_send(rec, rlen);
+}
+
+/* The client ends connections in and between records (see the usage). */
+static void fixture_cut(void)
+{
+	static unsigned char call[70000], rec[70000];
+	size_t clen, rlen, half;
+	uint32_t end;
+
+	/* 1: a record, then half of the next with the FIN on its last segment */
+	tcp_open();
+	clen = write_call(call, 0x9001, 0, 2, 1);
+	rlen = record(rec, call, clen, 0);
+	tcp_send(rec, rlen);
+	clen = write_call(call, 0x9002, 2, 2, 1);
+	rlen = record(rec, call, clen, 0);
+	tcp_send(rec, 2 * 1448);
+	tcp_seg(cseq, 0x19, rec + 2 * 1448, 1448);
+	cseq += 1448;
+	tcp_seg(cseq + 1, 0x04, NULL, 0); /* the RST after the FIN: not counted */
+	/* 2: a record, then a FIN at its end */
+	cseq += 100000;
+	tcp_open();
+	clen = write_call(call, 0x9003, 4, 2, 1);
+	rlen = record(rec, call, clen, 0);
+	tcp_send(rec, rlen);
+	tcp_seg(cseq, 0x11, NULL, 0);
+	/* 3: a record and half of the next; 2 more segments never captured */
+	cseq += 100000;
+	tcp_open();
+	clen = write_call(call, 0x9004, 6, 2, 1);
+	rlen = record(rec, call, clen, 0);
+	tcp_send(rec, rlen);
+	clen = write_call(call, 0x9005, 8, 2, 1);
+	rlen = record(rec, call, clen, 0);
+	half = 2 * 1448;
+	tcp_send(rec, half);
+	end = cseq + 2 * 1448;
+	/* 4: its SYN before connection 3's RST, then a record */
+	cseq += 100000;
+	tcp_open();
+	tcp_seg(end, 0x04, NULL, 0);
+	clen = write_call(call, 0x9006, 10, 2, 1);
+	rlen = record(rec, call, clen, 0);
+	tcp_send(rec, rlen);
+	/* a record without its last segment, then an RST at its end: no cut */
+	clen = write_call(call, 0x9007, 12, 2, 1);
+	rlen = record(rec, call, clen, 0);
+	half = rlen - rlen % 1448;
+	tcp_send(rec, half);
+	tcp_seg(cseq + (rlen - half), 0x04, NULL, 0);
+	/* 5: a record without its first segment, then an RST: unknown */
+	cseq += 100000;
+	tcp_open();
+	clen = write_call(call, 0x9008, 14, 2, 1);
+	rlen = record(rec, call, clen, 0);
+	cseq += 1448;
+	tcp_send(rec + 1448, rlen - 1448);
+	tcp_seg(cseq, 0x04, NULL, 0);
 }
 
 /*
@@ -859,7 +929,7 @@ int main(int argc, char **argv)
 	if ((!strcmp(what, "disk") || !strcmp(what, "disk-missing")) && argc == 4)
 		return fixture_disk(argv[2], argv[3], !strcmp(what, "disk-missing"));
 	if (argc != 3) {
-		fprintf(stderr, "usage: mkfixture tcp|resend|udp|udp-parts|reconnect|reconnect-late|reconnect-overlap|xid-programs|tcp-wrap|udp-late-dup|ip-unjudged|v40|v41|v4-fh|nfs-mixed|v4-unparsed|empty|nowrite OUT.pcap | disk DIR MANIFEST\n");
+		fprintf(stderr, "usage: mkfixture tcp|resend|udp|udp-parts|reconnect|reconnect-late|cut|reconnect-overlap|xid-programs|tcp-wrap|udp-late-dup|ip-unjudged|v40|v41|v4-fh|nfs-mixed|v4-unparsed|empty|nowrite OUT.pcap | disk DIR MANIFEST\n");
 		return 2;
 	}
 	pc = pcap_open_dead(DLT_EN10MB, 65535);
@@ -884,6 +954,8 @@ int main(int argc, char **argv)
 		fixture_udp_late_dup();
 	else if (!strcmp(what, "reconnect-late"))
 		fixture_reconnect_late();
+	else if (!strcmp(what, "cut"))
+		fixture_cut();
 	else if (!strcmp(what, "reconnect-overlap"))
 		fixture_reconnect_overlap();
 	else if (!strcmp(what, "xid-programs"))

@@ -52,6 +52,15 @@
  *                once, from its first transmission (what the guest's
  *                bytes= counts, plus the writes that failed or never
  *                returned)
+ *   tcp_cut_fin, tcp_cut_rst  connections the client ended (its first FIN,
+ *                or an RST before any FIN) while its last record was
+ *                incomplete: bytes of a request sent, its end not. After a
+ *                FIN the server waits for the rest it cannot get, and the
+ *                client's socket lingers until the server closes too
+ *   tcp_end_unknown  connections the client ended where the capture
+ *                lacks the marker of the record after the last complete
+ *                one (its segments came later, or never): not counted
+ *                above, either way
  *   v4_unparsed_compounds  COMPOUND transmissions with an op the walk does
  *                not know (or cut short): a WRITE after it is neither
  *                judged nor counted above. Every compound without a WRITE
@@ -77,6 +86,8 @@ static unsigned nfs_port = 2049;
 static int vnet_hdr = -1; /* -1: not known yet (auto) */
 static uint64_t frames, ip_frags, ip_frag_dup, tcp_segs, tcp_retrans_segs, udp_calls;
 static uint64_t tcp_reconnects;
+static uint64_t tcp_cut_fin, tcp_cut_rst;
+static uint64_t tcp_end_unknown;
 static uint64_t calls, write_calls, rpc_retrans, poisoned, poisoned_rpc_resends, details;
 static uint64_t write_bytes, write_bytes_first;
 
@@ -520,6 +531,7 @@ struct stream {
 	size_t reclen;
 	int have_ack;
 	uint64_t ack_lo, ack_hi;      /* ACK numbers it carried, unwrapped */
+	int ended;                    /* the client sent a FIN or an RST */
 };
 struct conn {
 	uint32_t saddr, daddr;
@@ -699,6 +711,48 @@ static void stream_parse(struct stream *st, uint16_t sport, const struct client 
 }
 
 /*
+ * The client ends the connection (FIN, or RST) at stream offset end (its
+ * sequence number, unwrapped: segments still in the guest's qdisc may
+ * reach the capture after it). Walked from the first unparsed record by
+ * its markers (a record's body may have holes in the capture): mid-record
+ * if the last record ends past end, or is a fragment that is not its
+ * record's last. A marker missing from the capture proves nothing:
+ * tcp_end_unknown. The first FIN or RST of a connection counts; an RST
+ * after a FIN (the linger's end) does not.
+ */
+static void stream_end(struct stream *st, int rst, uint64_t end)
+{
+	uint64_t q = st->parsed, k;
+	unsigned char m[4];
+	int cut = 0, last = !st->reclen, known = 1;
+	uint32_t mark;
+
+	if (st->ended)
+		return;
+	st->ended = 1;
+	if (end < st->front)
+		end = st->front;
+	/* from marker to marker: a record's body may have holes */
+	while (q < end) {
+		for (k = 0; k < 4 && known; k++)
+			if ((known = present(st, q + k)))
+				m[k] = st->buf[RING(st, q + k)];
+		if (!known) {
+			tcp_end_unknown++;
+			return;
+		}
+		mark = be32(m);
+		last = mark >> 31;
+		q += 4 + (mark & 0x7fffffff);
+	}
+	cut = q > end || !last;
+	if (cut && rst)
+		tcp_cut_rst++;
+	else if (cut)
+		tcp_cut_fin++;
+}
+
+/*
  * The kept stream of the port pair whose window holds the segment (seq,
  * plen bytes p), and the segment's unwrapped sequence number in it; NULL
  * if none does.
@@ -766,7 +820,8 @@ static void tcp_segment(uint32_t s, uint32_t d, const unsigned char *t, size_t l
 	uint32_t seq = be32(t + 4), ack = be32(t + 8);
 	size_t hl = (t[12] >> 4) * 4, plen, i;
 	uint64_t u, first_diff = 0;
-	int syn = t[13] & 2, ackf = t[13] & 0x10, old = 0, fresh = 0, diff = 0;
+	int syn = t[13] & 2, ackf = t[13] & 0x10, fin = t[13] & 1, rst = t[13] & 4;
+	int old = 0, fresh = 0, diff = 0;
 	struct client cl = { .saddr = s, .sport = sp, .proto = 6 };
 	struct stream *st;
 	struct conn *c;
@@ -788,18 +843,36 @@ static void tcp_segment(uint32_t s, uint32_t d, const unsigned char *t, size_t l
 				return;
 		if (c->n)
 			tcp_reconnects++;
+
 		conn_start(c, seq + 1);
 		return;
 	}
 	plen = len - hl;
 	if (!plen) {
 		/* a pure ACK (the handshake's last segment, or of the server's
-		 * replies): at its connection's front */
+		 * replies), FIN or RST: at its connection's front */
 		for (j = 0; j < c->n && ackf; j++)
 			if ((uint32_t)c->st[j]->front == seq) {
 				stream_ack(c->st[j], ack);
 				break;
 			}
+		/*
+		 * a FIN or RST ends the connection whose front it is at, else
+		 * the newest whose window holds it (the guest's netem may send
+		 * the RST of the old one after the SYN of the new one, and
+		 * after bytes of its own)
+		 */
+		for (j = 0; j < c->n && (fin || rst); j++)
+			if ((uint32_t)c->st[j]->front == seq)
+				break;
+		for (j = j < c->n ? j : 0; j < c->n && (fin || rst); j++) {
+			st = c->st[j];
+			u = unwrap(st->front, seq, 32);
+			if (u >= st->isn && u <= st->front + TCP_WINDOW) {
+				stream_end(st, rst, u);
+				break;
+			}
+		}
 		return;
 	}
 	if (!c->n) /* capture started mid-connection */
@@ -840,6 +913,8 @@ static void tcp_segment(uint32_t s, uint32_t d, const unsigned char *t, size_t l
 		       sp, u - st->isn, plen, st == c->st[0] ? "" : " (an older connection's)", first_diff);
 	}
 	stream_parse(st, sp, &cl);
+	if (fin || rst)
+		stream_end(st, rst, u + plen);
 }
 
 /*
@@ -1095,11 +1170,12 @@ int main(int argc, char **argv)
 	       "\ntcp_segments=%" PRIu64 "\ntcp_retrans_segments=%" PRIu64 "\ntcp_unjudged_segments=%" PRIu64
 	       "\nudp_calls=%" PRIu64 "\nrpc_calls=%" PRIu64 "\nwrite_calls=%" PRIu64 "\nwrite_bytes=%" PRIu64
 	       "\nwrite_bytes_first=%" PRIu64 "\nv4_unparsed_compounds=%" PRIu64 "\nvnet_hdr=%d\nrpc_retrans=%" PRIu64
-	       "\ntcp_reconnects=%" PRIu64 "\npoisoned=%" PRIu64 "\npoisoned_rpc_resends=%" PRIu64
+	       "\ntcp_reconnects=%" PRIu64 "\ntcp_cut_fin=%" PRIu64 "\ntcp_cut_rst=%" PRIu64
+	       "\ntcp_end_unknown=%" PRIu64 "\npoisoned=%" PRIu64 "\npoisoned_rpc_resends=%" PRIu64
 	       "\ntcp_ambiguous_segments=%" PRIu64 "\nip_unjudged_fragments=%" PRIu64 "\nunjudged=%" PRIu64 "\n",
 	       frames, ip_frags, ip_frag_dup, tcp_segs, tcp_retrans_segs, tcp_unjudged, udp_calls, calls,
 	       write_calls, write_bytes, write_bytes_first, v4_unparsed, vnet_hdr, rpc_retrans, tcp_reconnects,
-	       poisoned, poisoned_rpc_resends, tcp_ambiguous, ip_unjudged, tcp_unjudged + ip_unjudged);
+	       tcp_cut_fin, tcp_cut_rst, tcp_end_unknown, poisoned, poisoned_rpc_resends, tcp_ambiguous, ip_unjudged, tcp_unjudged + ip_unjudged);
 	if (!frames) {
 		fprintf(stderr, "error: the capture %s holds no frames: nothing was recorded, so nothing "
 			"can be judged\n  fix: check that the VM ran with VM_PCAP and reached the network\n",

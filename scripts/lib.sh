@@ -149,6 +149,10 @@ col() {
 #   tap, tap=reuse   the packet tap's rules (tap_judge)
 #   happened   the faults the run asked for (its faults column) happened: a
 #              writer killed mid-write (kill@), bytes spliced (relay)
+#   halfsent   the client ended a connection mid-record (the capture's
+#              tcp_cut_fin + tcp_cut_rst > 0): with an RST, never a FIN,
+#              but on vanilla, which must show the FIN
+#   stall      vanilla hung a write (what the row's fault costs v3.1)
 # A word may hold several demands separated by commas (bug,happened).
 judge() {
 	local v=$1 r=$2 row=$2/row.tsv k n d untraced="" dt
@@ -196,6 +200,24 @@ judge() {
 		vanilla:bug)
 			[ "${c[poisoned]}" -gt 0 ] || echo "vanilla showed no poisoned transmission: the link did not reproduce the bug" ;;
 		*:bug) ;;
+		*:halfsent)
+			# the row leaves a request half sent (an umount -f while the
+			# send waits for room): the client must end that connection,
+			# the series with an RST, v3.1 with a FIN
+			n= k=
+			[ ! -s "$r/wire.kv" ] || n=$(kv tcp_cut_fin "$r/wire.kv") k=$(kv tcp_cut_rst "$r/wire.kv")
+			if [[ ! $n =~ ^[0-9]+$ || ! $k =~ ^[0-9]+$ ]]; then
+				echo "no tcp_cut_fin/tcp_cut_rst count in $r/wire.kv"
+			elif [ $((n + k)) = 0 ]; then
+				echo "no connection ended mid-record (tcp_cut_fin=0, tcp_cut_rst=0): nothing was left half sent"
+			elif [ "$v" = vanilla ]; then
+				[ "$n" -gt 0 ] || echo "vanilla ended no connection mid-record with a FIN (tcp_cut_fin=0)"
+			else
+				[ "$n" = 0 ] || echo "$n connection(s) ended mid-record with a FIN: the client lingers until the server closes"
+			fi ;;
+		vanilla:stall)
+			[ "${c[hung]}" -gt 0 ] || echo "vanilla hung no write: the row's fault cost it nothing to show" ;;
+		*:stall) ;;
 		*:tap) tap_judge "$v" "$r/guest.kv" ;;
 		*:tap=reuse) tap_judge "$v" "$r/guest.kv" reuse ;;
 		*:happened)

@@ -5,8 +5,8 @@
 
 # jrun DIR KEY=VALUE...: the run directory of a clean, exposed series run
 # (row.tsv with scripts/redtest's header, guest.kv), keys changed: a row
-# column (writes=3), or guest:KEY=VALUE for guest.kv; a key set to nothing
-# is left out (a missing count)
+# column (writes=3), guest:KEY=VALUE for guest.kv or wire:KEY=VALUE for
+# wire.kv; a key set to nothing is left out (a missing count)
 jrun() {
 	local d=$1 o k cols vals
 	shift
@@ -19,6 +19,7 @@ jrun() {
 	for o in "$@"; do
 		case $o in
 		guest:*) echo "${o#guest:}" >> "$d/guest.kv" ;;
+		wire:*) echo "${o#wire:}" >> "$d/wire.kv" ;;
 		*) row[${o%%=*}]=${o#*=} ;;
 		esac
 	done
@@ -88,6 +89,13 @@ t_judge_rules() {
 	judged 'the relay spliced nothing*' faults series faults=relay demand:happened
 	judged '' faults series "faults=tap@4:14:unread relay kill@10" guest:relay.spliced=9 guest:killed_mid_write=1 demand:happened
 	judged '' faults series faults=- demand:happened
+	judged 'no tcp_cut_fin/tcp_cut_rst count*' faults series demand:halfsent
+	judged '*nothing was left half sent' faults series wire:tcp_cut_fin=0 wire:tcp_cut_rst=0 demand:halfsent
+	judged '' faults series wire:tcp_cut_fin=0 wire:tcp_cut_rst=1 demand:halfsent,stall
+	judged '1 connection(s) ended mid-record with a FIN*' faults series wire:tcp_cut_fin=1 wire:tcp_cut_rst=1 demand:halfsent
+	judged 'vanilla ended no connection mid-record with a FIN*' faults vanilla destructors=absent wire:tcp_cut_fin=0 wire:tcp_cut_rst=1 demand:halfsent
+	judged '' faults vanilla destructors=absent wire:tcp_cut_fin=1 wire:tcp_cut_rst=0 hung=8 demand:halfsent,stall
+	judged 'vanilla hung no write*' faults vanilla destructors=absent wire:tcp_cut_fin=1 wire:tcp_cut_rst=0 demand:halfsent,stall
 	judged "judge_as: unknown caller*" nobody series
 	rm -rf "$SCRATCH/jrun"; mkdir -p "$SCRATCH/jrun"
 	got=$(. scripts/lib.sh && judge_as redtest series "$SCRATCH/jrun")
@@ -143,8 +151,11 @@ t_redtest_knobs() {
 	grep -qx kfrag.secs=7 <<<"$out" && grep -qx kfrag.kill_at=3 <<<"$out" && grep -qx kfrag.writers=4 <<<"$out" &&
 		grep -qxE 'kfrag.seed=[0-9]+' <<<"$out" && grep -qx kfrag.blackhole=0:0 <<<"$out" ||
 		{ echo "    scripts/redtest --words:"; echo "$out" | sed 's/^/    | /'; return 1; }
-	[ "$(grep -c . <<<"$out")" = "$(awk -F'\t+' '!/^#/ && NF >= 4 && $2 != "-"' scripts/redtest.knobs | wc -l)" ] ||
-		{ echo "    --words gives not one word per guest knob of the table"; return 1; }
+	[ "$(grep -c . <<<"$out")" = "$(awk -F'\t+' '!/^#/ && NF >= 4 && $2 != "-" && $3 != "-"' scripts/redtest.knobs | wc -l)" ] ||
+		{ echo "    --words gives not one word per guest knob of the table with a default"; return 1; }
+	# a guest knob without a default is a word only when set
+	! grep -q '^kfrag.tcp_wmem=' <<<"$out" && TCP_WMEM=4096:8192:8192 scripts/redtest --words | grep -qx kfrag.tcp_wmem=4096:8192:8192 ||
+		{ echo "    TCP_WMEM (no default) is not a word exactly when set"; return 1; }
 	echo "every knob in --help; every guest key read by the guest; --words: the defaults and the knobs set"
 }
 # scripts/redtest's exit status: 1 for anything it could not judge, even a

@@ -35,6 +35,23 @@ t_oracle_wire_reconnect() {
 	want tcp_reconnects 1 "$SCRATCH/reconnect.kv"
 }
 
+# The client ends a connection mid-record (a request half sent): with a
+# FIN (on a data segment, an RST after it not counted again) or an RST
+# (sent after the next connection's SYN, with bytes the capture lacks);
+# a FIN between records is no cut, nor an RST at a record's end whose
+# last bytes the capture lacks; an RST after a hole where the next
+# record's marker would be is unknown.
+t_oracle_wire_cut() {
+	fx cut "$SCRATCH/cut.pcap"
+	"$BUILD_DIR/host/wire-oracle" "$SCRATCH/cut.pcap" > "$SCRATCH/cut.kv"
+	grep '^detail=' "$SCRATCH/cut.kv" || true
+	want tcp_cut_fin 1 "$SCRATCH/cut.kv"
+	want tcp_cut_rst 1 "$SCRATCH/cut.kv"
+	want tcp_end_unknown 1 "$SCRATCH/cut.kv"
+	want tcp_reconnects 4 "$SCRATCH/cut.kv"
+	want poisoned 0 "$SCRATCH/cut.kv"
+}
+
 t_oracle_wire_unusable() {
 	fx empty "$SCRATCH/empty.pcap"
 	expect_fail "holds no frames" -- "$BUILD_DIR/host/wire-oracle" "$SCRATCH/empty.pcap"
@@ -64,5 +81,6 @@ register oracle-wire-resend t_oracle_wire_resend quick
 register oracle-wire-udp-fragments t_oracle_wire_udp quick
 register oracle-wire-udp-parts t_oracle_wire_udp_parts quick
 register oracle-wire-reconnect t_oracle_wire_reconnect quick
+register oracle-wire-cut t_oracle_wire_cut quick
 register oracle-wire-unusable-input t_oracle_wire_unusable quick
 register oracle-disk t_oracle_disk quick
