@@ -825,7 +825,8 @@ static void tcp_segment(uint32_t s, uint32_t d, const unsigned char *t, size_t l
 	struct client cl = { .saddr = s, .sport = sp, .proto = 6 };
 	struct stream *st;
 	struct conn *c;
-	unsigned j;
+	unsigned j, h;
+	uint64_t best;
 
 	if (dp != nfs_port || hl < 20 || hl > len)
 		return;
@@ -857,22 +858,24 @@ static void tcp_segment(uint32_t s, uint32_t d, const unsigned char *t, size_t l
 				break;
 			}
 		/*
-		 * a FIN or RST ends the connection whose front it is at, else
-		 * the newest whose window holds it (the guest's netem may send
-		 * the RST of the old one after the SYN of the new one, and
-		 * after bytes of its own)
+		 * a FIN or RST ends the connection whose front is nearest, of
+		 * those whose window holds it (the guest's netem may send the
+		 * RST of the old one after the SYN of the new one, and before
+		 * bytes of its own)
 		 */
-		for (j = 0; j < c->n && (fin || rst); j++)
-			if ((uint32_t)c->st[j]->front == seq)
-				break;
-		for (j = j < c->n ? j : 0; j < c->n && (fin || rst); j++) {
+		for (j = 0, h = c->n, best = 0; j < c->n && (fin || rst); j++) {
+			uint64_t d;
+
 			st = c->st[j];
 			u = unwrap(st->front, seq, 32);
-			if (u >= st->isn && u <= st->front + TCP_WINDOW) {
-				stream_end(st, rst, u);
-				break;
-			}
+			if (u < st->isn || u > st->front + TCP_WINDOW)
+				continue;
+			d = u > st->front ? u - st->front : st->front - u;
+			if (h == c->n || d < best)
+				h = j, best = d;
 		}
+		if (h < c->n)
+			stream_end(c->st[h], rst, unwrap(c->st[h]->front, seq, 32));
 		return;
 	}
 	if (!c->n) /* capture started mid-connection */
@@ -880,6 +883,7 @@ static void tcp_segment(uint32_t s, uint32_t d, const unsigned char *t, size_t l
 	tcp_segs++;
 	st = stream_pick(c, seq, t + hl, plen, ackf, ack, &u);
 	if (!st) {
+		/* not compared, nor its FIN or RST: unjudged fails the run */
 		st = c->st[0];
 		u = unwrap(st->front, seq, 32);
 		tcp_unjudged++;

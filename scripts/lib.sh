@@ -209,7 +209,7 @@ judge() {
 			if [[ ! $n =~ ^[0-9]+$ || ! $k =~ ^[0-9]+$ ]]; then
 				echo "no tcp_cut_fin/tcp_cut_rst count in $r/wire.kv"
 			elif [ $((n + k)) = 0 ]; then
-				echo "no connection ended mid-record (tcp_cut_fin=0, tcp_cut_rst=0): nothing was left half sent"
+				echo "no connection ended mid-record (tcp_cut_fin=0, tcp_cut_rst=0, tcp_end_unknown=$(kv tcp_end_unknown "$r/wire.kv")): nothing was left half sent"
 			elif [ "$v" = vanilla ]; then
 				[ "$n" -gt 0 ] || echo "vanilla ended no connection mid-record with a FIN (tcp_cut_fin=0)"
 			else
