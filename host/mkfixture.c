@@ -292,20 +292,26 @@ static void fixture_reconnect_late(void)
 	tcp_send(rec, rlen);
 }
 
+/* A one-fragment record of a WRITE of units [unit, unit + 2), generation 1 */
+static size_t write_record(unsigned char *out, uint32_t xid, uint32_t unit)
+{
+	static unsigned char call[70000];
+
+	return record(out, call, write_call(call, xid, unit, 2, 1), 0);
+}
+
 /* The client ends connections in and between records (see the usage). */
 static void fixture_cut(void)
 {
-	static unsigned char call[70000], rec[70000];
-	size_t clen, rlen, half;
+	static unsigned char rec[70000];
+	size_t rlen, half;
 	uint32_t end;
 
 	/* 1: a record, then half of the next with the FIN on its last segment */
 	tcp_open();
-	clen = write_call(call, 0x9001, 0, 2, 1);
-	rlen = record(rec, call, clen, 0);
+	rlen = write_record(rec, 0x9001, 0);
 	tcp_send(rec, rlen);
-	clen = write_call(call, 0x9002, 2, 2, 1);
-	rlen = record(rec, call, clen, 0);
+	write_record(rec, 0x9002, 2); /* half of it sent */
 	tcp_send(rec, 2 * 1448);
 	tcp_seg(cseq, 0x19, rec + 2 * 1448, 1448);
 	cseq += 1448;
@@ -313,18 +319,15 @@ static void fixture_cut(void)
 	/* 2: a record, then a FIN at its end */
 	cseq += 100000;
 	tcp_open();
-	clen = write_call(call, 0x9003, 4, 2, 1);
-	rlen = record(rec, call, clen, 0);
+	rlen = write_record(rec, 0x9003, 4);
 	tcp_send(rec, rlen);
 	tcp_seg(cseq, 0x11, NULL, 0);
 	/* 3: a record and half of the next; 2 more segments never captured */
 	cseq += 100000;
 	tcp_open();
-	clen = write_call(call, 0x9004, 6, 2, 1);
-	rlen = record(rec, call, clen, 0);
+	rlen = write_record(rec, 0x9004, 6);
 	tcp_send(rec, rlen);
-	clen = write_call(call, 0x9005, 8, 2, 1);
-	rlen = record(rec, call, clen, 0);
+	write_record(rec, 0x9005, 8);
 	half = 2 * 1448;
 	tcp_send(rec, half);
 	end = cseq + 2 * 1448;
@@ -332,20 +335,17 @@ static void fixture_cut(void)
 	cseq += 100000;
 	tcp_open();
 	tcp_seg(end, 0x04, NULL, 0);
-	clen = write_call(call, 0x9006, 10, 2, 1);
-	rlen = record(rec, call, clen, 0);
+	rlen = write_record(rec, 0x9006, 10);
 	tcp_send(rec, rlen);
 	/* a record without its last segment, then an RST at its end: no cut */
-	clen = write_call(call, 0x9007, 12, 2, 1);
-	rlen = record(rec, call, clen, 0);
+	rlen = write_record(rec, 0x9007, 12);
 	half = rlen - rlen % 1448;
 	tcp_send(rec, half);
 	tcp_seg(cseq + (rlen - half), 0x04, NULL, 0);
 	/* 5: a record without its first segment, then an RST: unknown */
 	cseq += 100000;
 	tcp_open();
-	clen = write_call(call, 0x9008, 14, 2, 1);
-	rlen = record(rec, call, clen, 0);
+	rlen = write_record(rec, 0x9008, 14);
 	cseq += 1448;
 	tcp_send(rec + 1448, rlen - 1448);
 	tcp_seg(cseq, 0x04, NULL, 0);

@@ -678,21 +678,31 @@ static int ack_holds(const struct stream *st, uint32_t ack)
 	return a >= st->ack_lo && a <= st->ack_hi + ACK_SLACK;
 }
 
+/* The record marker at stream offset o, if the capture holds its 4 bytes. */
+static int marker_at(const struct stream *st, uint64_t o, uint32_t *mark)
+{
+	unsigned char m[4];
+	unsigned k;
+
+	for (k = 0; k < 4; k++) {
+		if (!present(st, o + k))
+			return 0;
+		m[k] = st->buf[RING(st, o + k)];
+	}
+	*mark = be32(m);
+	return 1;
+}
+
 static void stream_parse(struct stream *st, uint16_t sport, const struct client *cl)
 {
 	char where[64];
 
 	for (;;) {
-		unsigned char m[4];
 		uint32_t mark, flen;
 		uint64_t o = st->parsed, k;
 
-		for (k = 0; k < 4; k++) {
-			if (!present(st, o + k))
-				return;
-			m[k] = st->buf[RING(st, o + k)];
-		}
-		mark = be32(m);
+		if (!marker_at(st, o, &mark))
+			return;
 		flen = mark & 0x7fffffff;
 		for (k = o + 4; k < o + 4 + flen; k++)
 			if (!present(st, k))
@@ -722,9 +732,8 @@ static void stream_parse(struct stream *st, uint16_t sport, const struct client 
  */
 static void stream_end(struct stream *st, int rst, uint64_t end)
 {
-	uint64_t q = st->parsed, k;
-	unsigned char m[4];
-	int cut = 0, last = !st->reclen, known = 1;
+	uint64_t q = st->parsed;
+	int cut, last = !st->reclen;
 	uint32_t mark;
 
 	if (st->ended)
@@ -734,14 +743,10 @@ static void stream_end(struct stream *st, int rst, uint64_t end)
 		end = st->front;
 	/* from marker to marker: a record's body may have holes */
 	while (q < end) {
-		for (k = 0; k < 4 && known; k++)
-			if ((known = present(st, q + k)))
-				m[k] = st->buf[RING(st, q + k)];
-		if (!known) {
+		if (!marker_at(st, q, &mark)) {
 			tcp_end_unknown++;
 			return;
 		}
-		mark = be32(m);
 		last = mark >> 31;
 		q += 4 + (mark & 0x7fffffff);
 	}
@@ -826,7 +831,7 @@ static void tcp_segment(uint32_t s, uint32_t d, const unsigned char *t, size_t l
 	struct stream *st;
 	struct conn *c;
 	unsigned j, h;
-	uint64_t best;
+	uint64_t best, bu;
 
 	if (dp != nfs_port || hl < 20 || hl > len)
 		return;
@@ -844,7 +849,6 @@ static void tcp_segment(uint32_t s, uint32_t d, const unsigned char *t, size_t l
 				return;
 		if (c->n)
 			tcp_reconnects++;
-
 		conn_start(c, seq + 1);
 		return;
 	}
@@ -863,7 +867,7 @@ static void tcp_segment(uint32_t s, uint32_t d, const unsigned char *t, size_t l
 		 * RST of the old one after the SYN of the new one, and before
 		 * bytes of its own)
 		 */
-		for (j = 0, h = c->n, best = 0; j < c->n && (fin || rst); j++) {
+		for (j = 0, h = c->n, best = 0, bu = 0; j < c->n && (fin || rst); j++) {
 			uint64_t d;
 
 			st = c->st[j];
@@ -872,10 +876,10 @@ static void tcp_segment(uint32_t s, uint32_t d, const unsigned char *t, size_t l
 				continue;
 			d = u > st->front ? u - st->front : st->front - u;
 			if (h == c->n || d < best)
-				h = j, best = d;
+				h = j, best = d, bu = u;
 		}
 		if (h < c->n)
-			stream_end(c->st[h], rst, unwrap(c->st[h]->front, seq, 32));
+			stream_end(c->st[h], rst, bu);
 		return;
 	}
 	if (!c->n) /* capture started mid-connection */
