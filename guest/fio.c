@@ -1,0 +1,141 @@
+/*
+ * kfrag-fio: fio (a third-party binary, scripts/thirdparty) writes with
+ * O_DIRECT on the NFS mount over a link profile, then verifies what it
+ * wrote over a clean link.
+ *
+ * Environment (scripts/fio-nfs): the mount's (guest/nfsmount.h);
+ * KFRAG_NETEM, the write phase's link spec (guest/netem.h, "-" none);
+ * KFRAG_FIOJOBS, the job files to run, comma-separated names of
+ * /etc/fio/NAME.fio (the files read their sizes from the environment,
+ * fio's ${VAR}: KFRAG_FIOSIZE; KFRAG_FIOVERIFY, set here, 0 while writing
+ * and 1 while verifying).
+ *
+ * For each job: the write phase (netem on), then the link made clean and
+ * `fio --verify_only` on the same job file, which replays the same offsets
+ * and sizes (fio's fixed seeds) and checks every block's header and
+ * checksum. Every line fio prints goes to the report as
+ * "KFRAG-FIO: JOB PHASE LINE"; for each phase the guest reports fio's
+ * exit status (fio.JOB.PHASE.rc). The host (scripts/fio-nfs) judges the
+ * lines: with continue_on_error=verify fio exits 0 even when blocks fail.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "netem.h"
+#include "nfsmount.h"
+
+/* the client's RPC calls and retransmissions so far (/proc/net/rpc/nfs) */
+static void rpc_counts(const char *job)
+{
+	char line[256];
+	long long calls = -1, retrans = -1;
+	FILE *f = fopen("/proc/net/rpc/nfs", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "rpc %lld %lld", &calls, &retrans) == 2)
+			break;
+	if (f)
+		fclose(f);
+	printf("KFRAG-KV: fio.%s.rpc_calls=%lld\nKFRAG-KV: fio.%s.rpc_retrans=%lld\n",
+	       job, calls, job, retrans);
+}
+
+/* Run fio ARGS, its stdout and stderr to the report line by line; its
+ * exit status, or 126/127 when it could not run, 128+N killed by N. */
+static int run_fio(const char *job, const char *phase, char *const argv[])
+{
+	char line[4096];
+	int p[2], status;
+	pid_t pid;
+	FILE *f;
+
+	fflush(stdout);
+	if (pipe(p))
+		return 126;
+	pid = fork();
+	if (pid < 0)
+		return 126;
+	if (!pid) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		close(p[0]);
+		close(p[1]);
+		execv("/bin/fio", argv);
+		_exit(127);
+	}
+	close(p[1]);
+	f = fdopen(p[0], "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		printf("KFRAG-FIO: %s %s %s\n", job, phase, line);
+	}
+	if (f)
+		fclose(f);
+	fflush(stdout);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return 126;
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+int main(void)
+{
+	const char *spec = getenv("KFRAG_NETEM"), *jobs = getenv("KFRAG_FIOJOBS");
+	struct netem_spec ns, clean;
+	char err[800], path[256], list[512], *job, *save = NULL;
+	int rc;
+
+	if (!spec)
+		spec = "-";
+	if (!jobs || !*jobs) {
+		printf("KFRAG-KV: fio.error=need kfrag.fiojobs= (job names in /etc/fio)\n");
+		return 2;
+	}
+	if (access("/bin/fio", X_OK)) {
+		printf("KFRAG-KV: fio.error=no /bin/fio in the initramfs (scripts/thirdparty fio)\n");
+		return 2;
+	}
+	if (netem_parse(spec, &ns, err, sizeof(err)) || netem_parse("-", &clean, err, sizeof(err))) {
+		printf("KFRAG-KV: fio.error=%s\n", err);
+		return 2;
+	}
+	rc = kfrag_nfs_mount(err, sizeof(err));
+	if (rc) {
+		printf("KFRAG-KV: fio.error=%s\n", err);
+		return rc;
+	}
+	snprintf(list, sizeof(list), "%s", jobs);
+	for (job = strtok_r(list, ",", &save); job; job = strtok_r(NULL, ",", &save)) {
+		char *wargv[] = { "fio", path, NULL };
+		char *vargv[] = { "fio", "--verify_only", path, NULL };
+
+		snprintf(path, sizeof(path), "/etc/fio/%s.fio", job);
+		if (access(path, R_OK)) {
+			printf("KFRAG-KV: fio.error=no job file %s\n", path);
+			return 2;
+		}
+		if (netem_active(&ns) && netem_setup("eth0", &ns, err, sizeof(err))) {
+			printf("KFRAG-KV: fio.error=%s\n", err);
+			return 5;
+		}
+		setenv("KFRAG_FIOVERIFY", "0", 1);
+		printf("KFRAG-KV: fio.%s.write.rc=%d\n", job, run_fio(job, "write", wargv));
+		rpc_counts(job);
+		/* the verify phase reads over a clean link */
+		if (netem_active(&ns) && netem_setup("eth0", &clean, err, sizeof(err))) {
+			printf("KFRAG-KV: fio.error=%s\n", err);
+			return 5;
+		}
+		setenv("KFRAG_FIOVERIFY", "1", 1);
+		printf("KFRAG-KV: fio.%s.verify.rc=%d\n", job, run_fio(job, "verify", vargv));
+	}
+	if (umount("/mnt"))
+		printf("KFRAG-KV: fio.umount=%s\n", strerror(errno));
+	printf("KFRAG-KV: fio.done=1\n");
+	return 0;
+}
