@@ -87,7 +87,8 @@ int main(void)
 {
 	const char *spec = getenv("KFRAG_NETEM"), *jobs = getenv("KFRAG_FIOJOBS");
 	struct netem_spec ns, clean;
-	char err[800], path[256], list[512], *job, *save = NULL;
+	char err[800], path[256], list[512], line[256], *job, *save = NULL;
+	FILE *v;
 	int rc;
 
 	if (!spec)
@@ -104,6 +105,13 @@ int main(void)
 		printf("KFRAG-KV: fio.error=%s\n", err);
 		return 2;
 	}
+	v = fopen("/etc/thirdparty-fio.versions", "r");
+	while (v && fgets(line, sizeof(line), v)) {
+		line[strcspn(line, "\n")] = 0;
+		printf("KFRAG-KV: fio.version=%s\n", line);
+	}
+	if (v)
+		fclose(v);
 	rc = kfrag_nfs_mount(err, sizeof(err));
 	if (rc) {
 		printf("KFRAG-KV: fio.error=%s\n", err);

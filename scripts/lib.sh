@@ -125,6 +125,67 @@ col() {
 		c { v = $c } END { if (!c) exit 2; print v }' "$2"
 }
 
+# Third-party tools on the NFS mount (scripts/fio-nfs, scripts/cthon-nfs;
+# docs/real-clients.md). tool_args PROFILE TRANSPORT: check them and
+# NFSVERS (3, 4.0, 4.1; default 3), and set NFSVERS, TOOL_NETEM (the
+# profile's link) and TOOL_MOPTS (its mount options, and UDP's wsize as
+# scripts/redtest has it: larger WRITEs are IP-fragmented and copied).
+tool_args() {
+	local profiles=$TOP/profiles/link.profiles
+	NFSVERS=${NFSVERS:-3}
+	case $2 in tcp | udp) ;; *) die "transport '$2': use tcp or udp" ;; esac
+	case $NFSVERS in 3 | 4.0 | 4.1) ;; *) die "NFSVERS=$NFSVERS: use 3, 4.0 or 4.1" ;; esac
+	[ "$NFSVERS" = 3 ] || [ "$2" = tcp ] ||
+		die "NFSVERS=$NFSVERS over $2: NFSv4 runs over TCP only" "fix: use tcp, or NFSVERS=3"
+	read -r _ TOOL_NETEM TOOL_MOPTS < <(awk -v p="$1" '$1 == p { print; exit }' "$profiles") ||
+		die "no profile '$1' in $profiles" \
+			"known: $(awk '!/^#/ && NF { printf "%s ", $1 }' "$profiles")"
+	[ "$TOOL_MOPTS" != - ] || TOOL_MOPTS=
+	[ "$2" != udp ] || TOOL_MOPTS=${TOOL_MOPTS:+$TOOL_MOPTS,}wsize=1024,rsize=32768
+}
+
+# tool_vm TOOL VARIANT TRANSPORT OUT [kfrag.key=value...]: boot VARIANT's
+# kernel (KERNEL=bzImage instead) with the harness's initramfs and TOOL's
+# archive (scripts/thirdparty TOOL) after it, and the guest program
+# kfrag-TOOL, which mounts the host's NFS server (started here, stopped
+# after) over the link tool_args set. OUT/guest.kv, OUT/serial.log and
+# OUT/serial.report hold what it said; e1000 (VM_NIC), 2 vCPUs (VM_SMP),
+# QEMU's user network. Returns vmrun's status.
+tool_vm() {
+	local tool=$1 variant=$2 transport=$3 out=$4 tp img rc=0
+	shift 4
+	export VM_NIC=${VM_NIC:-e1000} VM_SMP=${VM_SMP:-2} VM_NET=user
+	# the caller tests this function's status: set -e does not reach in
+	make -s -C "$TOP" initramfs host || die "building the guest's programs failed (above)"
+	tp=$("$TOP/scripts/thirdparty" "$tool") || exit 1
+	img=${KERNEL:-}
+	[ -n "$img" ] || img=$("$TOP/scripts/build-kernel" "$variant") || exit 1
+	rm -rf "$out"
+	mkdir -p "$out" "$BUILD_DIR/results"
+	# the harness's archive, then the tool's: the kernel unpacks both
+	cat "$BUILD_DIR/initramfs.cpio.gz" "$tp" > "$out/initramfs.cpio.gz" || die "cannot write $out"
+	NFS_DIR=$out/nfs NFS_DRC=on "$TOP/scripts/nfs-server" start > "$out/nfs.env" || exit 1
+	# shellcheck source=/dev/null
+	. "$out/nfs.env"
+	log "$tool: $variant, NFSv$NFSVERS, netem $TOOL_NETEM, $transport, NIC $VM_NIC, $VM_SMP vCPUs"
+	INITRAMFS=$out/initramfs.cpio.gz VM_LOG=$out/serial.log VM_TIMEOUT=${VM_TIMEOUT:-300} \
+		"$TOP/scripts/vmrun" "$img" "$tool" kfrag.server=10.0.2.2 kfrag.export="$NFS_EXPORT" \
+		kfrag.mntport="$MNT_PORT" kfrag.nfsport="$NFS_PORT" kfrag.proto="$transport" \
+		kfrag.netem="$TOOL_NETEM" kfrag.nfsvers="$NFSVERS" kfrag.pseudo="$NFS_PSEUDO" \
+		${TOOL_MOPTS:+kfrag.mountopts="$TOOL_MOPTS"} "$@" > "$out/guest.kv" || rc=$?
+	NFS_DIR=$out/nfs NFS_KEEP=0 "$TOP/scripts/nfs-server" stop || true
+	return $rc
+}
+
+# fio's own verdict (scripts/fio-nfs): fio's verify.c prints each failed
+# block check as a line of its own ("verify: bad header offset|magic|
+# length|numberio|crc ...", "crc32c: verify failed at ...", "verify type
+# mismatch"); with continue_on_error=verify its exit status stays 0.
+# fio_errors REPORT PHASE: how many such lines the guest's report holds
+# for PHASE (write or verify); its lines are "KFRAG-FIO: JOB PHASE LINE".
+FIO_ERRPAT='(verify: bad |: verify failed|verify type mismatch)'
+fio_errors() { grep -E "^KFRAG-FIO: [^ ]+ $2 " "$1" | grep -cE "$FIO_ERRPAT" || true; }
+
 # judge VARIANT RUNDIR [DEMAND...]: the one verdict on a red-test run
 # (scripts/redtest's RUNDIR): why it fails, one reason a line; nothing if
 # it passes. The row's columns are read by their header names.
