@@ -27,7 +27,7 @@ EOF
 	[ "$(. scripts/lib.sh && fio_errors "$r.clean" verify)" = 0 ] || { echo "    counted a line that is no failure"; return 1; }
 }
 
-# Bad input to fio-nfs, cthon-nfs and thirdparty: named, never run.
+# Bad input to fio-nfs, cthon-nfs, fsx-nfs and thirdparty: named, never run.
 t_fio_bad_input() {
 	expect_fail "FIO_JOBS: no job 'nosuch'" "known: fixed libaio psync" -- \
 		env FIO_JOBS=psync,nosuch scripts/fio-nfs vanilla hostile tcp
@@ -45,7 +45,9 @@ t_fio_bad_input() {
 		env BUILD_DIR="$SCRATCH/tp3" KFRAG_CACHE="$SCRATCH/cache3" KFRAG_OFFLINE=1 scripts/thirdparty fio
 	expect_fail "CTHON_GIT=$SCRATCH/nogit is not a git repository" -- \
 		env BUILD_DIR="$SCRATCH/tp4" KFRAG_CACHE="$SCRATCH/cache4" CTHON_GIT="$SCRATCH/nogit" scripts/thirdparty cthon
-	expect_fail "unknown tool 'fsx'" -- scripts/thirdparty fsx
+	expect_fail "unknown tool 'iozone'" "fix: name fio, cthon or fsx" -- scripts/thirdparty iozone
+	expect_fail "FSX_OPS=0: give fsx's operation count" -- env FSX_OPS=0 scripts/fsx-nfs vanilla clean tcp
+	expect_fail "FSX_RUNS=9: give how many of the 8 runs" -- env FSX_RUNS=9 scripts/fsx-nfs vanilla clean tcp
 	# cthon-nfs's own
 	expect_fail "CTHON_SUITES: no suite 'general'" "needs a compiler in the guest" -- \
 		env CTHON_SUITES=basic,general scripts/cthon-nfs vanilla clean tcp
