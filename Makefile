@@ -31,8 +31,9 @@ faults: deps      # robustness scenarios, vanilla beside series
 	@scripts/faults
 faults-debug: deps
 	@DEBUG=1 scripts/faults
-acceptance: deps  # every profile, NFSv3 TCP+UDP and NFSv4.1 TCP, 2 vCPUs, >= 100,000 series writes
+acceptance: deps  # every profile, NFSv3 TCP+UDP and NFSv4.1 TCP, 2 vCPUs, >= 100,000 series writes; then fio, Connectathon, fsx
 	@scripts/acceptance
+	@scripts/real-clients
 soak: deps        # 30 min of the hostile profile, 8 writers -> docs/results/soak.md
 	@scripts/soak
 

@@ -128,8 +128,9 @@ col() {
 # Third-party tools on the NFS mount (scripts/fio-nfs, scripts/cthon-nfs;
 # docs/real-clients.md). tool_args PROFILE TRANSPORT: check them and
 # NFSVERS (3, 4.0, 4.1; default 3), and set NFSVERS, TOOL_NETEM (the
-# profile's link) and TOOL_MOPTS (its mount options, and UDP's wsize as
-# scripts/redtest has it: larger WRITEs are IP-fragmented and copied).
+# profile's link) and TOOL_MOPTS (its mount options, then MOUNTOPTS, and
+# UDP's wsize as scripts/redtest has it: larger WRITEs are IP-fragmented
+# and copied).
 tool_args() {
 	local profiles=$TOP/profiles/link.profiles
 	NFSVERS=${NFSVERS:-3}
@@ -141,6 +142,7 @@ tool_args() {
 		die "no profile '$1' in $profiles" \
 			"known: $(awk '!/^#/ && NF { printf "%s ", $1 }' "$profiles")"
 	[ "$TOOL_MOPTS" != - ] || TOOL_MOPTS=
+	[ -z "${MOUNTOPTS:-}" ] || TOOL_MOPTS=${TOOL_MOPTS:+$TOOL_MOPTS,}$MOUNTOPTS
 	[ "$2" != udp ] || TOOL_MOPTS=${TOOL_MOPTS:+$TOOL_MOPTS,}wsize=1024,rsize=32768
 }
 
