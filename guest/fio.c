@@ -10,8 +10,8 @@
  * fio's ${VAR}: KFRAG_FIOSIZE; KFRAG_FIOVERIFY, set here, 0 while writing
  * and 1 while verifying).
  *
- * For each job: the write phase (netem on), then the link made clean and
- * `fio --verify_only` on the same job file, which replays the same offsets
+ * For each job: the write phase (netem on), then the link made clean, the
+ * page cache dropped, and `fio --verify_only` on the same job file, which replays the same offsets
  * and sizes (fio's fixed seeds) and checks every block's header and
  * checksum. Every line fio prints goes to the report as
  * "KFRAG-FIO: JOB PHASE LINE"; for each phase the guest reports fio's
@@ -88,7 +88,7 @@ int main(void)
 	const char *spec = getenv("KFRAG_NETEM"), *jobs = getenv("KFRAG_FIOJOBS");
 	struct netem_spec ns, clean;
 	char err[800], path[256], list[512], line[256], *job, *save = NULL;
-	FILE *v;
+	FILE *v, *f;
 	int rc;
 
 	if (!spec)
@@ -137,6 +137,14 @@ int main(void)
 		/* the verify phase reads over a clean link */
 		if (netem_active(&ns) && netem_setup("eth0", &clean, err, sizeof(err))) {
 			printf("KFRAG-KV: fio.error=%s\n", err);
+			return 5;
+		}
+		/* the buffered and mmap jobs' pages are still in the page cache:
+		 * drop them, so that the verify phase reads the server's copy */
+		sync();
+		f = fopen("/proc/sys/vm/drop_caches", "w");
+		if (!f || fputs("3\n", f) < 0 || fclose(f)) {
+			printf("KFRAG-KV: fio.error=cannot drop the page cache: %s\n", strerror(errno));
 			return 5;
 		}
 		setenv("KFRAG_FIOVERIFY", "1", 1);

@@ -55,6 +55,9 @@ t_fio_bad_input() {
 		env CTHON_ARG=-x scripts/cthon-nfs vanilla clean tcp
 }
 
+# rowcol NAME: column NAME of the run's row ($R/row.tsv), by its header
+rowcol() { (. scripts/lib.sh && col "$1" "$R/row.tsv"); }
+
 # fio_run VARIANT: fio's psync job (four threads, 4 MiB each, one write at a
 # time, each thread refilling its buffer as its write returns) on the
 # hostile profile, NFSv3/TCP, 2 vCPUs; the run in $R, its status returned
@@ -89,7 +92,7 @@ t_fio_vanilla_fails_series_passes() {
 	rc=0
 	fio_run series || rc=$?
 	[ $rc = 0 ] || { echo "    series: scripts/fio-nfs exited $rc (fio found errors, or a phase failed)"; return 1; }
-	[ "$(cut -f6 "$R/row.tsv" | tail -n1)" = 16.0 ] || { echo "    series: wrote $(cut -f6 "$R/row.tsv" | tail -n1) MiB, not 16.0"; return 1; }
+	[ "$(rowcol MiB_written)" = 16.0 ] || { echo "    series: wrote $(rowcol MiB_written) MiB, not 16.0"; return 1; }
 	[ "$(kvget fio.psync.rpc_retrans "$R/guest.kv")" -gt 0 ] ||
 		{ echo "    series: no RPC retransmission: the run did not exercise the bug"; return 1; }
 	echo "vanilla: $ev verify errors; series: 0 in 16 MiB, $(kvget fio.psync.rpc_retrans "$R/guest.kv") RPC retransmissions"
@@ -112,10 +115,10 @@ t_cthon_basic() {
 		KERNEL=$img CTHON_RUN=test-$v CTHON_SUITES=basic scripts/cthon-nfs $v default tcp || rc=$?
 		R=$BUILD_DIR/cthon/test-$v
 		[ $rc != 1 ] || { echo "    $v: the cthon run could not be judged"; return 1; }
-		line+="$v: $(cut -f7 "$R/row.tsv" | tail -n1)/$(cut -f6 "$R/row.tsv" | tail -n1) passed; "
+		line+="$v: $(rowcol passed)/$(rowcol run) passed; "
 	done
-	[ $rc = 0 ] || { echo "    series: failed $(cut -f10 "$R/row.tsv" | tail -n1)"; return 1; }
-	[ "$(cut -f7 "$R/row.tsv" | tail -n1)" = 9 ] || { echo "    series: not the 9 basic tests passed"; return 1; }
+	[ $rc = 0 ] || { echo "    series: failed $(rowcol failed_tests)"; return 1; }
+	[ "$(rowcol passed)" = 9 ] || { echo "    series: not the 9 basic tests passed"; return 1; }
 	echo "${line% }"
 }
 register cthon-basic-series-passes t_cthon_basic vm
