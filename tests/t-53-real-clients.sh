@@ -29,7 +29,7 @@ EOF
 
 # Bad input to fio-nfs, cthon-nfs, fsx-nfs and thirdparty: named, never run.
 t_fio_bad_input() {
-	expect_fail "FIO_JOBS: no job 'nosuch'" "known: fixed libaio psync" -- \
+	expect_fail "FIO_JOBS: no job 'nosuch'" "known: buffered fixed libaio mmap psync" -- \
 		env FIO_JOBS=psync,nosuch scripts/fio-nfs vanilla hostile tcp
 	expect_fail "FIO_SIZE=16: give fio's size" -- env FIO_SIZE=16 scripts/fio-nfs vanilla hostile tcp
 	expect_fail "no profile 'nosuch'" -- scripts/fio-nfs vanilla nosuch tcp
