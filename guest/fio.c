@@ -15,7 +15,8 @@
  * and sizes (fio's fixed seeds) and checks every block's header and
  * checksum. Every line fio prints goes to the report as
  * "KFRAG-FIO: JOB PHASE LINE"; for each phase the guest reports fio's
- * exit status (fio.JOB.PHASE.rc). The host (scripts/fio-nfs) judges the
+ * exit status (fio.JOB.PHASE.rc), and the series' destructor accounting
+ * (guest/dtortrace.h: dtor.*). The host (scripts/fio-nfs) judges the
  * lines: with continue_on_error=verify fio exits 0 even when blocks fail.
  */
 #define _GNU_SOURCE
@@ -26,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dtortrace.h"
 #include "netem.h"
 #include "nfsmount.h"
 
@@ -89,7 +91,7 @@ int main(void)
 	struct netem_spec ns, clean;
 	char err[800], path[256], list[512], line[256], *job, *save = NULL;
 	FILE *v, *f;
-	int rc;
+	int rc, tracing;
 
 	if (!spec)
 		spec = "-";
@@ -112,6 +114,9 @@ int main(void)
 	}
 	if (v)
 		fclose(v);
+	/* the series' destructor accounting (guest/dtortrace.h), from
+	 * before the mount until it is gone */
+	tracing = dtortrace_start();
 	rc = kfrag_nfs_mount(err, sizeof(err));
 	if (rc) {
 		printf("KFRAG-KV: fio.error=%s\n", err);
@@ -152,6 +157,7 @@ int main(void)
 	}
 	if (umount("/mnt"))
 		printf("KFRAG-KV: fio.umount=%s\n", strerror(errno));
+	dtortrace_report(tracing);
 	printf("KFRAG-KV: fio.done=1\n");
 	return 0;
 }

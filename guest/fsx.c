@@ -79,7 +79,8 @@ int main(void)
 	const char *nruns = getenv("KFRAG_FSXRUNS");
 	unsigned i, n = sizeof(runs) / sizeof(runs[0]), failed = 0;
 	struct netem_spec ns;
-	char err[800];
+	char err[800], line[256];
+	FILE *v;
 	int rc;
 
 	if (!spec)
@@ -92,6 +93,13 @@ int main(void)
 		printf("KFRAG-KV: fsx.error=no /bin/fsx in the initramfs (scripts/thirdparty fsx)\n");
 		return 2;
 	}
+	v = fopen("/etc/thirdparty-fsx.versions", "r");
+	while (v && fgets(line, sizeof(line), v)) {
+		line[strcspn(line, "\n")] = 0;
+		printf("KFRAG-KV: fsx.version=%s\n", line);
+	}
+	if (v)
+		fclose(v);
 	if (netem_parse(spec, &ns, err, sizeof(err))) {
 		printf("KFRAG-KV: fsx.error=%s\n", err);
 		return 2;

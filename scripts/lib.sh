@@ -512,6 +512,8 @@ netns_enter() {
 	# the namespace has no way out: fetch the base tree first if it is
 	# not in the cache (kernel.org); a failure is reported where it is used
 	"$TOP/scripts/import-base" >/dev/null 2>&1 || true
+	# and the third-party programs' sources (scripts/thirdparty), likewise
+	"$TOP/scripts/thirdparty" --fetch >/dev/null 2>&1 || true
 	ip netns add "$ns" 2>/dev/null || die "could not create the network namespace $ns (ip netns add)" \
 		"fix: run as root on a kernel with network namespaces; a stale one goes with: ip netns del $ns"
 	trap 'netns_remove '"$ns" EXIT

@@ -4,9 +4,10 @@
 # guest/cthon.c). Built from their upstream sources (scripts/thirdparty).
 # shellcheck shell=bash
 
-# The verdict is counted from fio's lines: real lines of a vanilla run of
-# 2026-12-07 (fio 3.33), one of each kind fio's verify.c prints, and
-# lines that look alike but are not failures.
+# The verdict is counted from fio's lines: lines of the kinds fio 3.33's
+# verify.c prints (the psync ones from a vanilla run of 2026-12-07, the
+# others written after verify.c's formats), and lines that look alike
+# but are not failures.
 t_fio_errors_counted() {
 	local r=$SCRATCH/fio.report
 	cat > "$r" <<'EOF'
@@ -72,8 +73,9 @@ fio_run() {
 
 # fio's verify finds vanilla v3.1's stale resends on disk (a block whose
 # header names another offset: the buffer's next write), and nothing on
-# the series, which wrote as many bytes. Vanilla failed in N of 20 trial
-# runs of this size (docs/real-clients.md); a clean vanilla run is
+# the series, which wrote as many bytes, every destructor destroyed once
+# (scripts/fio-nfs judges N=N) on 2 vCPUs. Vanilla failed in 20 of 20
+# trial runs of this size (docs/real-clients.md); a clean vanilla run is
 # retried once, and the test says so.
 t_fio_vanilla_fails_series_passes() {
 	local rc=0 ev
@@ -93,9 +95,10 @@ t_fio_vanilla_fails_series_passes() {
 	fio_run series || rc=$?
 	[ $rc = 0 ] || { echo "    series: scripts/fio-nfs exited $rc (fio found errors, or a phase failed)"; return 1; }
 	[ "$(rowcol MiB_written)" = 16.0 ] || { echo "    series: wrote $(rowcol MiB_written) MiB, not 16.0"; return 1; }
+	[ "$(rowcol vcpus)" = 2 ] || { echo "    series: $(rowcol vcpus) vCPUs online, not 2"; return 1; }
 	[ "$(kvget fio.psync.rpc_retrans "$R/guest.kv")" -gt 0 ] ||
 		{ echo "    series: no RPC retransmission: the run did not exercise the bug"; return 1; }
-	echo "vanilla: $ev verify errors; series: 0 in 16 MiB, $(kvget fio.psync.rpc_retrans "$R/guest.kv") RPC retransmissions"
+	echo "vanilla: $ev verify errors; series: 0 in 16 MiB, $(kvget fio.psync.rpc_retrans "$R/guest.kv") RPC retransmissions, destructors $(rowcol destructors)"
 }
 
 register fio-errors-counted t_fio_errors_counted quick
