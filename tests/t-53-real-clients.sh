@@ -122,6 +122,6 @@ t_cthon_basic() {
 	done
 	[ $rc = 0 ] || { echo "    series: failed $(rowcol failed_tests)"; return 1; }
 	[ "$(rowcol passed)" = 9 ] || { echo "    series: not the 9 basic tests passed"; return 1; }
-	echo "${line% }"
+	echo "${line%; }"
 }
 register cthon-basic-series-passes t_cthon_basic vm
