@@ -32,6 +32,7 @@
 
 #include "netem.h"
 #include "nfsmount.h"
+#include "toolrun.h"
 
 struct ctest {
 	const char *suite, *name, *args[4];
@@ -104,17 +105,25 @@ static int said(const char *line)
 	return SAID_NOTHING;
 }
 
+/* tool_run()'s line callback: the worst of said() into *(int *)arg */
+static void worst(const char *line, void *arg)
+{
+	int w = said(line);
+
+	if (w > *(int *)arg)
+		*(int *)arg = w;
+}
+
 /* run one test with cwd and NFSTESTDIR as its script has them; its status,
  * and in *says what its lines said (the worst of said()) */
 static int run(const struct ctest *t, const char *mode, const char *dir, int *says)
 {
-	char prog[128], line[2048];
+	char prog[128], prefix[128];
 	char *argv[8];
-	int p[2], status, n = 0, i;
-	pid_t pid;
-	FILE *f;
+	int n = 0, i;
 
 	snprintf(prog, sizeof(prog), "/cthon/%s/%s", t->suite, t->name);
+	snprintf(prefix, sizeof(prefix), "KFRAG-CTHON: %s %s", t->suite, t->name);
 	argv[n++] = (char *)t->name;
 	for (i = 0; i < 4 && t->args[i]; i++) {
 		const char *a = t->args[i];
@@ -131,44 +140,10 @@ static int run(const struct ctest *t, const char *mode, const char *dir, int *sa
 		argv[n++] = (char *)a;
 	}
 	argv[n] = NULL;
-	fflush(stdout);
-	if (pipe(p))
-		return 126;
-	pid = fork();
-	if (pid < 0)
-		return 126;
-	if (!pid) {
-		dup2(p[1], 1);
-		dup2(p[1], 2);
-		close(p[0]);
-		close(p[1]);
-		setenv("NFSTESTDIR", dir, 1);
-		unsetenv("TMPDIR");
-		umask(0);
-		/* basic's tests make NFSTESTDIR themselves (test1) and chdir
-		 * into it; the special tests run in it, as runtests.wrk does */
-		if (strcmp(t->suite, "basic") && chdir(dir))
-			_exit(125);
-		execv(prog, argv);
-		_exit(127);
-	}
-	close(p[1]);
-	f = fdopen(p[0], "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		int w;
-
-		line[strcspn(line, "\n")] = 0;
-		printf("KFRAG-CTHON: %s %s %s\n", t->suite, t->name, line);
-		w = said(line);
-		if (w > *says)
-			*says = w;
-	}
-	if (f)
-		fclose(f);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return 126;
-	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+	setenv("NFSTESTDIR", dir, 1);
+	/* basic's tests make NFSTESTDIR themselves (test1) and chdir into
+	 * it; the special tests run in it, as runtests.wrk does */
+	return tool_run(prog, argv, strcmp(t->suite, "basic") ? dir : NULL, prefix, worst, says);
 }
 
 int main(void)
@@ -176,9 +151,8 @@ int main(void)
 	const char *spec = getenv("KFRAG_NETEM"), *suites = getenv("KFRAG_CTHON");
 	const char *mode = getenv("KFRAG_CTHONARG"), *vers = getenv("KFRAG_NFSVERS");
 	struct netem_spec ns;
-	char err[800], dir[64], line[256];
+	char err[800], dir[64];
 	unsigned i, failed = 0, run_n = 0;
-	FILE *v;
 	pid_t pid;
 	int rc = 0, says;
 
@@ -197,13 +171,10 @@ int main(void)
 		       "(scripts/thirdparty cthon)\n");
 		return 2;
 	}
-	v = fopen("/etc/thirdparty-cthon.versions", "r");
-	while (v && fgets(line, sizeof(line), v)) {
-		line[strcspn(line, "\n")] = 0;
-		printf("KFRAG-KV: cthon.version=%s\n", line);
-	}
-	if (v)
-		fclose(v);
+	tool_versions("cthon");
+	/* as cthon04's scripts run the tests: umask 0, no TMPDIR */
+	umask(0);
+	unsetenv("TMPDIR");
 	/* busybox's applets as /bin/sh, rm, ls...: the tests' system() */
 	fflush(stdout);
 	pid = fork();

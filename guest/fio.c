@@ -30,6 +30,7 @@
 #include "dtortrace.h"
 #include "netem.h"
 #include "nfsmount.h"
+#include "toolrun.h"
 
 /* the client's RPC calls and retransmissions so far (/proc/net/rpc/nfs) */
 static void rpc_counts(const char *job)
@@ -47,50 +48,21 @@ static void rpc_counts(const char *job)
 	       job, calls, job, retrans);
 }
 
-/* Run fio ARGS, its stdout and stderr to the report line by line; its
- * exit status, or 126/127 when it could not run, 128+N killed by N. */
+/* Run fio ARGS, its lines to the report as "KFRAG-FIO: JOB PHASE LINE" */
 static int run_fio(const char *job, const char *phase, char *const argv[])
 {
-	char line[4096];
-	int p[2], status;
-	pid_t pid;
-	FILE *f;
+	char prefix[128];
 
-	fflush(stdout);
-	if (pipe(p))
-		return 126;
-	pid = fork();
-	if (pid < 0)
-		return 126;
-	if (!pid) {
-		dup2(p[1], 1);
-		dup2(p[1], 2);
-		close(p[0]);
-		close(p[1]);
-		execv("/bin/fio", argv);
-		_exit(127);
-	}
-	close(p[1]);
-	f = fdopen(p[0], "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		printf("KFRAG-FIO: %s %s %s\n", job, phase, line);
-	}
-	if (f)
-		fclose(f);
-	fflush(stdout);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return 126;
-	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+	snprintf(prefix, sizeof(prefix), "KFRAG-FIO: %s %s", job, phase);
+	return tool_run("/bin/fio", argv, NULL, prefix, NULL, NULL);
 }
 
 int main(void)
 {
 	const char *spec = getenv("KFRAG_NETEM"), *jobs = getenv("KFRAG_FIOJOBS");
 	struct netem_spec ns, clean;
-	char err[800], path[256], list[512], line[256], *job, *save = NULL;
-	FILE *v, *f;
+	char err[800], path[256], list[512], *job, *save = NULL;
+	FILE *f;
 	int rc, tracing;
 
 	if (!spec)
@@ -107,13 +79,7 @@ int main(void)
 		printf("KFRAG-KV: fio.error=%s\n", err);
 		return 2;
 	}
-	v = fopen("/etc/thirdparty-fio.versions", "r");
-	while (v && fgets(line, sizeof(line), v)) {
-		line[strcspn(line, "\n")] = 0;
-		printf("KFRAG-KV: fio.version=%s\n", line);
-	}
-	if (v)
-		fclose(v);
+	tool_versions("fio");
 	/* the series' destructor accounting (guest/dtortrace.h), from
 	 * before the mount until it is gone */
 	tracing = dtortrace_start();

@@ -24,6 +24,7 @@
 
 #include "netem.h"
 #include "nfsmount.h"
+#include "toolrun.h"
 
 /* generic/091 (-R -W: no mmap reads or writes; the last without -R),
  * then generic/263 (mmap allowed) */
@@ -38,49 +39,13 @@ static const char *const runs[][3] = {
 	{ "g263.2", "128000", "" },
 };
 
-static int run_fsx(const char *name, char *const argv[])
-{
-	char line[4096];
-	int p[2], status;
-	pid_t pid;
-	FILE *f;
-
-	fflush(stdout);
-	if (pipe(p))
-		return 126;
-	pid = fork();
-	if (pid < 0)
-		return 126;
-	if (!pid) {
-		dup2(p[1], 1);
-		dup2(p[1], 2);
-		close(p[0]);
-		close(p[1]);
-		execv("/bin/fsx", argv);
-		_exit(127);
-	}
-	close(p[1]);
-	f = fdopen(p[0], "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		printf("KFRAG-FSX: %s %s\n", name, line);
-	}
-	if (f)
-		fclose(f);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return 126;
-	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-}
-
 int main(void)
 {
 	const char *spec = getenv("KFRAG_NETEM"), *ops = getenv("KFRAG_FSXOPS");
 	const char *nruns = getenv("KFRAG_FSXRUNS");
 	unsigned i, n = sizeof(runs) / sizeof(runs[0]), failed = 0;
 	struct netem_spec ns;
-	char err[800], line[256];
-	FILE *v;
+	char err[800], prefix[64];
 	int rc;
 
 	if (!spec)
@@ -93,13 +58,7 @@ int main(void)
 		printf("KFRAG-KV: fsx.error=no /bin/fsx in the initramfs (scripts/thirdparty fsx)\n");
 		return 2;
 	}
-	v = fopen("/etc/thirdparty-fsx.versions", "r");
-	while (v && fgets(line, sizeof(line), v)) {
-		line[strcspn(line, "\n")] = 0;
-		printf("KFRAG-KV: fsx.version=%s\n", line);
-	}
-	if (v)
-		fclose(v);
+	tool_versions("fsx");
 	if (netem_parse(spec, &ns, err, sizeof(err))) {
 		printf("KFRAG-KV: fsx.error=%s\n", err);
 		return 2;
@@ -140,7 +99,8 @@ int main(void)
 		unlink("/mnt/junk");
 		argv[a++] = "/mnt/junk";
 		argv[a] = NULL;
-		rc = run_fsx(runs[i][0], argv);
+		snprintf(prefix, sizeof(prefix), "KFRAG-FSX: %s", runs[i][0]);
+		rc = tool_run("/bin/fsx", argv, NULL, prefix, NULL, NULL);
 		failed += rc != 0;
 		printf("KFRAG-KV: fsx.%s=%s rc=%d\n", runs[i][0], rc ? "fail" : "pass", rc);
 	}
