@@ -75,8 +75,16 @@ clean_change() {
 # queue does not apply or the build fails, every test that needs the
 # kernel fails. Use it in an assignment (img=$(kernel_of v)), where set -e
 # sees its status; never inside another command's arguments.
+# KERNEL_<VARIANT>=bzImage boots that image instead (a scratch build, to
+# show a test failing without a fix: docs/harness.md); the run says so.
 kernel_of() {
-	local v=$1 memo=$SCRATCH/kernel-$1${DEBUG:+-debug} img
+	local v=$1 memo=$SCRATCH/kernel-$1${DEBUG:+-debug} img k=KERNEL_${1^^}
+	if [ -n "${!k:-}" ]; then
+		[ -s "${!k}" ] || { echo "    $k=${!k}: no such bzImage" >&2; return 1; }
+		[ -e "$memo.given" ] || { echo "    $k: booting ${!k}, not the $v queue's build" >&2; : > "$memo.given"; }
+		echo "${!k}"
+		return
+	fi
 	if [ ! -e "$memo" ]; then
 		if img=$(scripts/build-kernel "$v" 2>"$memo.log") && [ -s "$img" ]; then
 			echo "$img" > "$memo"
