@@ -12,7 +12,7 @@ HEADERS       := $(wildcard common/*.h guest/*.h)
 # QEMU TCG plugin: guest instruction counts (scripts/vmrun VM_INSNCOUNT)
 PLUGIN        := $(BUILD_DIR)/qemu-plugin/insncount.so
 
-.PHONY: all deps demo test kernels initramfs host plugin clean bench faults faults-debug acceptance soak
+.PHONY: all deps demo test kernels initramfs host plugin clean bench faults faults-debug acceptance soak matrix matrix-debug
 all: initramfs host
 
 deps:
@@ -34,6 +34,10 @@ faults-debug: deps
 acceptance: deps  # every profile, NFSv3 TCP+UDP and NFSv4.1 TCP, 2 vCPUs, >= 100,000 series writes; then fio, Connectathon, fsx
 	@scripts/acceptance
 	@scripts/real-clients
+matrix: deps      # every emulated NIC the series converted, MTU 1500/9000, vanilla beside series -> docs/matrix.md
+	@scripts/matrix
+matrix-debug: deps # the same on the debug kernels (DEBUG_PAGEALLOC, slab poisoning, kmemleak)
+	@DEBUG=1 scripts/matrix
 soak: deps        # 30 min of the hostile profile, 8 writers -> docs/results/soak.md
 	@scripts/soak
 

@@ -47,9 +47,4 @@ static inline int kfrag_listen(const char *prog, const char *portfile, int backl
 	return ls;
 }
 
-static inline int kfrag_listen_loopback(const char *prog, const char *portfile, int backlog)
-{
-	return kfrag_listen(prog, portfile, backlog, NULL);
-}
-
 #endif

@@ -7,6 +7,8 @@
  *   KFRAG-INIT: start kernel=<release> uptime=<s since kernel start>
  *   KFRAG-NET: eth0 addr=<a.b.c.d>
  *   KFRAG-KV: vcpus=<CPUs online>      (what the run really had)
+ *   KFRAG-KV: nic.driver=<eth0's driver> nic.mtu=<n> nic.sg= nic.csum=
+ *             nic.tso=<0|1>           (ethtool's view of its offloads)
  *   KFRAG-KV: <key>=<value>           (printed by the tests)
  *   KFRAG-RESULT: test=<name> status=pass|fail rc=<n>
  *
@@ -19,6 +21,10 @@
  *
  * Every other kfrag.<key>=<value> of the command line reaches the test as
  * the environment variable KFRAG_<KEY>=<value>. Then it powers off.
+ * Two of them init applies itself, before the test: kfrag.mtu=N (eth0's
+ * MTU; the host side must carry it: scripts/vmrun VM_MTU) and
+ * kfrag.offload=on (scatter-gather, checksum and TSO on, as ethtool -K
+ * would: 8139cp has them off by default).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -26,7 +32,11 @@
 #include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <linux/ethtool.h>
 #include <linux/serial.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <stdarg.h>
 #include <netinet/in.h>
@@ -135,6 +145,83 @@ static int if_up(int s, const char *name)
 	return ioctl(s, SIOCSIFFLAGS, &ifr);
 }
 
+/* ethtool's ETHTOOL_G* value of eth0, or -1 */
+static int ethtool_value(int s, __u32 cmd, __u32 data)
+{
+	struct ethtool_value ev = { .cmd = cmd, .data = data };
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "eth0");
+	ifr.ifr_data = (void *)&ev;
+	if (ioctl(s, SIOCETHTOOL, &ifr))
+		return -1;
+	return ev.data;
+}
+
+/* eth0's carrier (sysfs), 1 up, 0 down or unknown */
+static int carrier(void)
+{
+	char c = 0;
+	int fd = open("/sys/class/net/eth0/carrier", O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	if (read(fd, &c, 1) != 1)
+		c = 0;
+	close(fd);
+	return c == '1';
+}
+
+/*
+ * kfrag.mtu and kfrag.offload=on applied to eth0; then its driver, MTU and
+ * offloads reported. A driver that refuses is said, and fails the run (the
+ * run would not test what it names). A new MTU resets some NICs (e1000):
+ * wait up to 10 s for the carrier.
+ */
+static int nic_setup(int s)
+{
+	const char *mtu = getenv("KFRAG_MTU"), *off = getenv("KFRAG_OFFLOAD");
+	char link[PATH_MAX], drv[PATH_MAX] = "none";
+	struct ifreq ifr;
+	ssize_t n;
+	int i, rc = 0;
+
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "eth0");
+	if (off && !strcmp(off, "on")) {
+		/* checksum before SG and TSO: the stack refuses SG without it */
+		if (ethtool_value(s, ETHTOOL_STXCSUM, 1) < 0 || ethtool_value(s, ETHTOOL_SSG, 1) < 0 ||
+		    ethtool_value(s, ETHTOOL_STSO, 1) < 0) {
+			say("KFRAG-NET: eth0: offload on refused: %s\n", strerror(errno));
+			rc = -1;
+		}
+	}
+	if (mtu) {
+		ifr.ifr_mtu = atoi(mtu);
+		if (ioctl(s, SIOCSIFMTU, &ifr)) {
+			say("KFRAG-NET: eth0: MTU %s refused: %s\n", mtu, strerror(errno));
+			rc = -1;
+		}
+		for (i = 0; i < 100 && !carrier(); i++)
+			usleep(100000);
+	}
+	n = readlink("/sys/class/net/eth0/device/driver", link, sizeof(link) - 1);
+	if (n > 0) {
+		link[n] = 0;
+		snprintf(drv, sizeof(drv), "%s", basename(link));
+	}
+	if (ioctl(s, SIOCGIFMTU, &ifr))
+		ifr.ifr_mtu = -1;
+	say("KFRAG-KV: nic.driver=%s\n", drv);
+	say("KFRAG-KV: nic.mtu=%d\n", ifr.ifr_mtu);
+	say("KFRAG-KV: nic.sg=%d\n", ethtool_value(s, ETHTOOL_GSG, 0));
+	say("KFRAG-KV: nic.csum=%d\n", ethtool_value(s, ETHTOOL_GTXCSUM, 0));
+	say("KFRAG-KV: nic.tso=%d\n", ethtool_value(s, ETHTOOL_GTSO, 0));
+	say("KFRAG-KV: nic.carrier=%d\n", carrier());
+	return rc;
+}
+
 /* Report eth0's address; 0 if it has one. */
 static int check_net(void)
 {
@@ -145,6 +232,10 @@ static int check_net(void)
 	if (s < 0)
 		return -1;
 	if_up(s, "lo");
+	if (nic_setup(s)) {
+		close(s);
+		return -1;
+	}
 	memset(&ifr, 0, sizeof(ifr));
 	strcpy(ifr.ifr_name, "eth0");
 	if (ioctl(s, SIOCGIFADDR, &ifr) == 0) {

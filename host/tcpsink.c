@@ -1,10 +1,11 @@
 /*
  * tcpsink: the host end of the smoke test. Listens on 127.0.0.1 (QEMU user
- * networking forwards the guest's 10.0.2.2 there), accepts one connection,
+ * networking forwards the guest's 10.0.2.2 there), or on ADDR (a tap's host
+ * address), accepts one connection,
  * checks every byte the guest sends against the pattern named in its
  * header, answers "OK" or "BAD", then sends the downstream pattern.
  *
- *   tcpsink PORTFILE [TIMEOUT_S]
+ *   tcpsink PORTFILE [TIMEOUT_S [ADDR]]
  *
  * Writes the ephemeral port it listens on to PORTFILE. Exit 0 only if the
  * whole exchange happened and every byte matched.
@@ -43,14 +44,14 @@ int main(int argc, char **argv)
 	size_t n;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: tcpsink PORTFILE [TIMEOUT_S]\n");
+		fprintf(stderr, "usage: tcpsink PORTFILE [TIMEOUT_S [ADDR]]\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGALRM, on_alarm);
 	alarm(argc > 2 ? atoi(argv[2]) : 300);
 
-	ls = kfrag_listen_loopback("tcpsink", argv[1], 1);
+	ls = kfrag_listen("tcpsink", argv[1], 1, argc > 3 ? argv[3] : NULL);
 	if (ls < 0)
 		return 2;
 

@@ -457,15 +457,19 @@ kmemleak_ok() {
 
 # zerocopy_expected: 1 if the run's NIC (VM_NIC on VM_NET) sends the
 # pages it is given (scatter-gather and checksum offload), 0 if the stack
-# copies them. e1000 has both; virtio-net has them only with a tap's vnet
-# headers (QEMU's user networking offers no offloads) and not with
-# csum=off. ZEROCOPY=0|1 overrides.
+# copies them. e1000 (every model), e1000e and vmxnet3 have both;
+# virtio-net has them only with a tap's vnet headers (QEMU's user
+# networking offers no offloads) and not with csum=off; 8139cp (QEMU's
+# rtl8139) only once the guest turned them on (VM_OFFLOAD=on); pcnet32,
+# e100 (i82559er), ne2k-pci and tulip never. ZEROCOPY=0|1 overrides.
 zerocopy_expected() {
 	if [ -n "${ZEROCOPY:-}" ]; then echo "$ZEROCOPY"; return; fi
-	case ${VM_NIC:-e1000},${VM_NET:-user} in
+	case ${VM_NIC:-e1000},${VM_NET:-user},${VM_OFFLOAD:-} in
 	*csum=off*) echo 0 ;;
 	e1000*) echo 1 ;;
-	virtio-net*,tap) echo 1 ;;
+	vmxnet3*) echo 1 ;;
+	rtl8139*,on) echo 1 ;;
+	virtio-net*,tap,*) echo 1 ;;
 	*) echo 0 ;;
 	esac
 }
@@ -560,7 +564,7 @@ tap_up() {
 			"fix: wait for it, or remove a stale one: ip link del $TAP_IF"
 	ip tuntap add dev "$TAP_IF" mode tap vnet_hdr &&
 		ip addr add "$TAP_HOST/24" dev "$TAP_IF" &&
-		ip link set "$TAP_IF" up ||
+		ip link set "$TAP_IF" mtu "${VM_MTU:-1500}" up ||
 		die "could not set up tap $TAP_IF with $TAP_HOST/24 (ip said why, above)"
 }
 tap_down() { ip link del "$TAP_IF" 2>/dev/null || true; }

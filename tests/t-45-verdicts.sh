@@ -62,16 +62,25 @@ t_dtor_ok() {
 
 # which runs must be zero-copy (lib.sh zerocopy_expected)
 t_zerocopy_expected() {
-	local want nic net got
-	while read -r want nic net; do
-		got=$(. scripts/lib.sh && VM_NIC=$nic VM_NET=$net zerocopy_expected)
-		[ "$got" = "$want" ] || { echo "    $nic on $net: $got, expected $want"; return 1; }
+	local want nic net off got
+	while read -r want nic net off; do
+		got=$(. scripts/lib.sh && VM_NIC=$nic VM_NET=$net VM_OFFLOAD=$off zerocopy_expected)
+		[ "$got" = "$want" ] || { echo "    $nic on $net (offload '$off'): $got, expected $want"; return 1; }
 	done <<-EOF2
 	1 e1000 user
+	1 e1000-82544gc user
+	1 e1000e tap
+	1 vmxnet3 user
 	1 virtio-net-pci tap
 	0 virtio-net-pci user
 	0 virtio-net-pci,csum=off tap
 	0 e1000,csum=off user
+	0 rtl8139 user
+	1 rtl8139 user on
+	0 pcnet user on
+	0 i82559er user
+	0 ne2k_pci tap
+	0 tulip user
 	EOF2
 }
 
