@@ -33,19 +33,17 @@
 #include "toolrun.h"
 
 /* the client's RPC calls and retransmissions so far (/proc/net/rpc/nfs) */
-static void rpc_counts(const char *job)
+static void rpc_counts(long long *calls, long long *retrans)
 {
 	char line[256];
-	long long calls = -1, retrans = -1;
 	FILE *f = fopen("/proc/net/rpc/nfs", "r");
 
+	*calls = *retrans = -1;
 	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "rpc %lld %lld", &calls, &retrans) == 2)
+		if (sscanf(line, "rpc %lld %lld", calls, retrans) == 2)
 			break;
 	if (f)
 		fclose(f);
-	printf("KFRAG-KV: fio.%s.rpc_calls=%lld\nKFRAG-KV: fio.%s.rpc_retrans=%lld\n",
-	       job, calls, job, retrans);
 }
 
 /* Run fio ARGS, its lines to the report as "KFRAG-FIO: JOB PHASE LINE" */
@@ -63,6 +61,7 @@ int main(void)
 	struct netem_spec ns, clean;
 	char err[800], path[256], list[512], *job, *save = NULL;
 	FILE *f;
+	long long calls0, retrans0, calls, retrans;
 	int rc, tracing;
 
 	if (!spec)
@@ -103,8 +102,14 @@ int main(void)
 			return 5;
 		}
 		setenv("KFRAG_FIOVERIFY", "0", 1);
+		rpc_counts(&calls0, &retrans0);
 		printf("KFRAG-KV: fio.%s.write.rc=%d\n", job, run_fio(job, "write", wargv));
-		rpc_counts(job);
+		/* the job's write phase alone: not the mount's, not the
+		 * previous jobs' (-1: no counts) */
+		rpc_counts(&calls, &retrans);
+		printf("KFRAG-KV: fio.%s.rpc_calls=%lld\nKFRAG-KV: fio.%s.rpc_retrans=%lld\n", job,
+		       calls < 0 || calls0 < 0 ? -1 : calls - calls0, job,
+		       retrans < 0 || retrans0 < 0 ? -1 : retrans - retrans0);
 		/* the verify phase reads over a clean link */
 		if (netem_active(&ns) && netem_setup("eth0", &clean, err, sizeof(err))) {
 			printf("KFRAG-KV: fio.error=%s\n", err);

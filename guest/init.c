@@ -205,6 +205,10 @@ static int nic_setup(int s)
 		}
 		for (i = 0; i < 100 && !carrier(); i++)
 			usleep(100000);
+		if (!carrier()) {
+			say("KFRAG-NET: eth0: no carrier 10 s after the MTU change to %s\n", mtu);
+			rc = -1;
+		}
 	}
 	n = readlink("/sys/class/net/eth0/device/driver", link, sizeof(link) - 1);
 	if (n > 0) {

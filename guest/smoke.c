@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,18 @@ int main(void)
 		off += r;
 	}
 	gettimeofday(&t1, NULL);
+	{
+		/* the segment sizes the connection ran at: the RX page paths
+		 * of a NIC at MTU 9000 see only frames larger than 1500 */
+		struct tcp_info ti;
+		socklen_t tl = sizeof(ti);
+
+		memset(&ti, 0, sizeof(ti));
+		if (!getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &tl)) {
+			printf("KFRAG-KV: smoke.rcv_mss=%u\n", ti.tcpi_rcv_mss);
+			printf("KFRAG-KV: smoke.snd_mss=%u\n", ti.tcpi_snd_mss);
+		}
+	}
 	close(s);
 	printf("KFRAG-KV: smoke.up_bytes=%llu\n", up);
 	printf("KFRAG-KV: smoke.down_bytes=%llu\n", down);

@@ -186,7 +186,17 @@ tool_vm() {
 # fio_errors REPORT PHASE: how many such lines the guest's report holds
 # for PHASE (write or verify); its lines are "KFRAG-FIO: JOB PHASE LINE".
 FIO_ERRPAT='(verify: bad |: verify failed|verify type mismatch)'
-fio_errors() { grep -E "^KFRAG-FIO: [^ ]+ $2 " "$1" | grep -cE "$FIO_ERRPAT" || true; }
+# (fio_errors REPORT PHASE). Two threads' messages can share a line (fio
+# writes each in two pieces to unbuffered stderr), so fio's own count,
+# "errors : total=N" of each job (continue_on_error), is added up too,
+# and the larger of the two is the phase's count.
+fio_errors() {
+	local n t
+	n=$(grep -E "^KFRAG-FIO: [^ ]+ $2 " "$1" | grep -cE "$FIO_ERRPAT" || true)
+	t=$(grep -E "^KFRAG-FIO: [^ ]+ $2 " "$1" | sed -nE 's/.* errors +: total=([0-9]+),.*/\1/p' |
+		awk '{ s += $1 } END { print s + 0 }')
+	echo $((n > t ? n : t))
+}
 
 # judge VARIANT RUNDIR [DEMAND...]: the one verdict on a red-test run
 # (scripts/redtest's RUNDIR): why it fails, one reason a line; nothing if

@@ -81,6 +81,7 @@ kernel_of() {
 	local v=$1 memo=$SCRATCH/kernel-$1${DEBUG:+-debug} img k=KERNEL_${1^^}
 	if [ -n "${!k:-}" ]; then
 		[ -s "${!k}" ] || { echo "    $k=${!k}: no such bzImage" >&2; return 1; }
+		note "$k: booted ${!k}, not the $v queue's build"
 		[ -e "$memo.given" ] || { echo "    $k: booting ${!k}, not the $v queue's build" >&2; : > "$memo.given"; }
 		echo "${!k}"
 		return

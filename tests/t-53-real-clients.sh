@@ -26,6 +26,10 @@ EOF
 	[ "$(. scripts/lib.sh && fio_errors "$r" verify)" = 2 ] || { echo "    verify phase: want 2 errors"; return 1; }
 	grep -v 'verify: bad\|verify failed' "$r" > "$r.clean"
 	[ "$(. scripts/lib.sh && fio_errors "$r.clean" verify)" = 0 ] || { echo "    counted a line that is no failure"; return 1; }
+	# two threads' messages on one line: fio's own count is the larger
+	echo 'KFRAG-FIO: psync verify      errors    : total=5, first_error=84/<Invalid or incomplete multibyte or wide character>' >> "$r"
+	[ "$(. scripts/lib.sh && fio_errors "$r" verify)" = 5 ] || { echo "    verify phase: fio's own total=5 not taken"; return 1; }
+	[ "$(. scripts/lib.sh && fio_errors "$r" write)" = 2 ] || { echo "    write phase: another phase's total taken"; return 1; }
 }
 
 # Bad input to fio-nfs, cthon-nfs, fsx-nfs and thirdparty: named, never run.
@@ -117,6 +121,12 @@ t_cthon_basic() {
 		rc=0
 		KERNEL=$img CTHON_RUN=test-$v CTHON_SUITES=basic scripts/cthon-nfs $v default tcp || rc=$?
 		R=$BUILD_DIR/cthon/test-$v
+		if [ $rc = 1 ] && [ $v = vanilla ]; then
+			# v3.1's own stall (docs/real-clients.md): vanilla is only beside
+			note "vanilla: the cthon run could not be judged (a v3.1 stall?)"
+			line+="vanilla: not judged; "
+			continue
+		fi
 		[ $rc != 1 ] || { echo "    $v: the cthon run could not be judged"; return 1; }
 		line+="$v: $(rowcol passed)/$(rowcol run) passed; "
 	done

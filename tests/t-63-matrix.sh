@@ -4,7 +4,8 @@
 
 # e1000e and vmxnet3 at MTU 9000 on a tap, the series, 2 vCPUs: the
 # expected driver bound at that MTU; 4 MiB each way checked byte for byte
-# (their page RX paths: e1000e's jumbo receive, vmxnet3's second ring);
+# (their page RX paths: e1000e's packet split, vmxnet3's second ring;
+# the MSS both ways above 3000);
 # the red test judged good, its destructors N=N with references taken
 # (both NICs send the writers' pages: lib.sh zerocopy_expected); no
 # kernel report. The full matrix, vanilla beside: make matrix.
