@@ -191,10 +191,10 @@ FIO_ERRPAT='(verify: bad |: verify failed|verify type mismatch)'
 # "errors : total=N" of each job (continue_on_error), is added up too,
 # and the larger of the two is the phase's count.
 fio_errors() {
-	local n t
-	n=$(grep -E "^KFRAG-FIO: [^ ]+ $2 " "$1" | grep -cE "$FIO_ERRPAT" || true)
-	t=$(grep -E "^KFRAG-FIO: [^ ]+ $2 " "$1" | sed -nE 's/.* errors +: total=([0-9]+),.*/\1/p' |
-		awk '{ s += $1 } END { print s + 0 }')
+	local lines n t
+	lines=$(grep -E "^KFRAG-FIO: [^ ]+ $2 " "$1" || true)
+	n=$(grep -cE "$FIO_ERRPAT" <<<"$lines" || true)
+	t=$(sed -nE 's/.* errors +: total=([0-9]+),.*/\1/p' <<<"$lines" | awk '{ s += $1 } END { print s + 0 }')
 	echo $((n > t ? n : t))
 }
 
